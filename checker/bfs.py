@@ -1,0 +1,353 @@
+"""The local engine: breadth-first, exhaustive, level by level.
+
+Like TLC, it keeps a 64-bit fingerprint of every visited state, not the state, and for
+every distinct state a compact parent record: the index of the state it was first reached
+from and the position of that step among the parent's successors.  A counterexample is
+rebuilt by re-executing those steps from the initial state, so a model must list
+successors in a deterministic order.
+
+States are numbered in the order BFS first reaches them, and each invariant's
+counterexample ends in the first violating state in that order: a shortest one.  When a
+level produces a violation or a deadlock, the engine still finishes that level before it
+stops, so its figures are those of complete levels and equal the Spark engine's.
+"""
+
+from __future__ import annotations
+
+import gc
+import marshal
+import time
+from array import array
+from collections import Counter, _count_elements
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Callable
+
+from xxhash import xxh3_64_intdigest as _xxh3
+
+from .fingerprint import fingerprint_function, marshals_directly
+from .protocol import Action, Model, State, action_name
+from .result import DEADLOCK_NAME, Counterexample, Result
+
+_NO_PARENT = -1
+_first = itemgetter(0)
+_dumps = marshal.dumps
+#: Expanded states between two progress reports (a power of two minus one, used as a mask).
+_REPORT_EVERY = (1 << 12) - 1
+
+
+class NondeterministicModel(RuntimeError):
+    """Re-executing the recorded steps did not lead back to the recorded state."""
+
+
+@dataclass
+class Progress:
+    """A snapshot for progress reporting."""
+
+    distinct_states: int
+    generated_states: int
+    depth: int
+    queued: int
+    elapsed_s: float
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def explore(
+    model: Model,
+    *,
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    check_deadlock: bool = True,
+    stop_on_violation: bool = True,
+    progress: ProgressCallback | None = None,
+) -> Result:
+    """Explore every state of ``model`` reachable within the bounds, breadth first.
+
+    ``max_states`` caps the number of distinct states, ``max_depth`` the number of states
+    on a path; when either stops the search early the result says so (verdict
+    ``incomplete``).  ``stop_on_violation`` stops after the level in which the first
+    violation or deadlock was found; otherwise the search goes on and keeps the shortest
+    counterexample of each invariant.
+    """
+    return _Search(model, max_states, max_depth, check_deadlock, stop_on_violation, progress).run()
+
+
+class _Search:
+    def __init__(self, model, max_states, max_depth, check_deadlock, stop_on_violation, progress):
+        if max_states is not None and max_states < 1:
+            raise ValueError("max_states must be at least 1")
+        if max_depth is not None and max_depth < 1:
+            raise ValueError("max_depth must be at least 1")
+        self.model = model
+        self.max_states = max_states
+        self.max_depth = max_depth
+        self.check_deadlock = check_deadlock
+        self.stop_on_violation = stop_on_violation
+        self.progress = progress
+        self.canonical = getattr(model, "canonical", None)
+        self.fingerprint = fingerprint_function(self.canonical)
+        self.invariants = dict(model.invariants)
+        self.action_invariants = dict(getattr(model, "action_invariants", None) or {})
+        self.result = Result(engine="local")
+
+        # Visited fingerprints; parent records, one per distinct state in BFS order.
+        self.visited: set[int] = set()
+        self.parents = array("q")
+        self.ordinals = array("I")
+
+        self.generated = 0
+        self.generated_by_action: Counter = Counter()
+        self.distinct_by_action: Counter = Counter()
+        # name -> index of the state violating it / (parent index, ordinal) of the bad step
+        self.bad_states: dict[str, int] = {}
+        self.bad_steps: dict[str, tuple[int, int]] = {}
+        self.deadlocked: int | None = None
+        self.started = 0.0
+        self.depth = 0
+
+    @property
+    def distinct(self) -> int:
+        return len(self.parents)
+
+    # ---------------------------------------------------------------- the search
+
+    def run(self) -> Result:
+        # States are acyclic tuples, freed by reference counting; the cyclic collector would
+        # only walk the millions of live states of the frontier again and again.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self) -> Result:
+        self.started = time.perf_counter()
+        inits = list(self.model.init_states())
+        self.generated = len(inits)
+        frontier = []
+        for ordinal, state in enumerate(inits):
+            if self._admit_init(state, ordinal):
+                frontier.append(state)
+        self._check_invariants(frontier, 0)
+        level_seconds = [time.perf_counter() - self.started]
+        self.depth = 1 if frontier else 0
+
+        while frontier and not self._must_stop():
+            level_started = time.perf_counter()
+            if self.max_depth is not None and self.depth >= self.max_depth:
+                self._probe(frontier)
+                break
+            first_new = self.distinct
+            frontier = self._expand(frontier)
+            self._check_invariants(frontier, first_new)
+            if frontier:
+                self.depth += 1
+                level_seconds.append(time.perf_counter() - level_started)
+            self._report(len(frontier))
+        return self._finish(level_seconds)
+
+    def _admit_init(self, state, ordinal) -> bool:
+        fp = self.fingerprint(state)
+        if fp in self.visited:
+            return False
+        if self.max_states is not None and self.distinct >= self.max_states:
+            self.result.stopped_by = "max_states"
+            return False
+        self.visited.add(fp)
+        self.parents.append(_NO_PARENT)
+        self.ordinals.append(ordinal)
+        return True
+
+    def _must_stop(self) -> bool:
+        if self.result.stopped_by is not None:
+            return True
+        found = self.bad_states or self.bad_steps or self.deadlocked is not None
+        return bool(found) and self.stop_on_violation
+
+    def _expand(self, frontier: list[State]) -> list[State]:
+        """Generate the successors of one level; return the next level's new states.
+
+        The inner loop runs once per generated state: it is kept to the bare minimum.
+        """
+        successors = self.model.successors
+        fingerprint = self.fingerprint
+        inline = self.canonical is None and bool(frontier) and marshals_directly(frontier[0])
+        first_index = self.distinct - len(frontier)
+        check_steps = bool(self.action_invariants)
+        room = float("inf") if self.max_states is None else self.max_states - self.distinct
+        visited = self.visited
+        remember, add_parent, add_ordinal = visited.add, self.parents.append, self.ordinals.append
+        next_frontier: list[State] = []
+        queue = next_frontier.append
+        new_actions: list[Action] = []
+        note_action = new_actions.append
+        generated_by_action = self.generated_by_action
+        generated = 0
+
+        for position, state in enumerate(frontier):
+            succ = list(successors(state))
+            if not succ:
+                if self.check_deadlock and self.deadlocked is None:
+                    self.deadlocked = first_index + position
+                continue
+            generated += len(succ)
+            _count_elements(generated_by_action, map(_first, succ))
+            if check_steps:
+                self._check_steps(state, succ, first_index + position)
+            parent = first_index + position
+            ordinal = 0
+            for action, target in succ:
+                fp = _xxh3(_dumps(target, 2)) if inline else fingerprint(target)
+                if fp not in visited:
+                    if not room:
+                        self.result.stopped_by = "max_states"
+                        break
+                    room -= 1
+                    remember(fp)
+                    add_parent(parent)
+                    add_ordinal(ordinal)
+                    queue(target)
+                    note_action(action)
+                ordinal += 1
+            if not position & _REPORT_EVERY:
+                self.generated += generated
+                generated = 0
+                self._report(len(frontier) - position + len(next_frontier))
+            if self.result.stopped_by == "max_states":
+                break
+        self.generated += generated
+        _count_elements(self.distinct_by_action, new_actions)
+        return next_frontier
+
+    def _probe(self, frontier: list[State]):
+        """At the depth bound: generate the last level's successors without admitting them.
+
+        This still finds deadlocks among the last level's states, counts what was
+        generated, and tells whether anything lies beyond the bound.
+        """
+        first_index = self.distinct - len(frontier)
+        for position, state in enumerate(frontier):
+            succ = list(self.model.successors(state))
+            if not succ and self.check_deadlock and self.deadlocked is None:
+                self.deadlocked = first_index + position
+            self.generated += len(succ)
+            _count_elements(self.generated_by_action, map(_first, succ))
+            if any(self.fingerprint(target) not in self.visited for _, target in succ):
+                self.result.stopped_by = "max_depth"
+
+    def _check_steps(self, state, succ, parent_index):
+        for name, holds in self.action_invariants.items():
+            if name in self.bad_steps:
+                continue
+            for ordinal, (action, target) in enumerate(succ):
+                if not holds(state, action, target):
+                    self.bad_steps[name] = (parent_index, ordinal)
+                    break
+
+    def _check_invariants(self, new_states: list[State], first_index: int):
+        """Check every invariant not yet violated on a level's new states, in order."""
+        for name, holds in self.invariants.items():
+            if name in self.bad_states:
+                continue
+            verdicts = list(map(holds, new_states))
+            if not all(verdicts):
+                self.bad_states[name] = first_index + verdicts.index(False)
+
+    def memory_bytes(self) -> int:
+        """Bytes held for the visited fingerprints and the parent records."""
+        fingerprints = self.visited.__sizeof__() + len(self.visited) * (2**63).__sizeof__()
+        return fingerprints + self.parents.buffer_info()[1] * self.parents.itemsize + (
+            self.ordinals.buffer_info()[1] * self.ordinals.itemsize
+        )
+
+    # ---------------------------------------------------------------- traces
+
+    def trace_to(self, index: int) -> list[tuple[Action | None, State]]:
+        """Rebuild the path to state ``index`` by re-executing its recorded steps."""
+        chain = []
+        while index != _NO_PARENT:
+            chain.append(self.ordinals[index])
+            index = self.parents[index]
+        chain.reverse()
+        state = list(self.model.init_states())[chain[0]]
+        trace: list[tuple[Action | None, State]] = [(None, state)]
+        for ordinal in chain[1:]:
+            trace.append(self._step(state, ordinal))
+            state = trace[-1][1]
+        return trace
+
+    def _step(self, state, ordinal):
+        succ = list(self.model.successors(state))
+        if ordinal >= len(succ):
+            raise NondeterministicModel(
+                "re-executing a recorded step found fewer successors than during the search: "
+                "the model's successors() must be deterministic"
+            )
+        return succ[ordinal]
+
+    def _counterexample(self, kind, name, trace, still_bad) -> Counterexample:
+        if not still_bad(trace):
+            raise NondeterministicModel(
+                f"the rebuilt trace for {name} does not end where the search found it: "
+                "the model's successors() must be deterministic"
+            )
+        return Counterexample(kind, name, trace)
+
+    # ---------------------------------------------------------------- result
+
+    def _report(self, queued: int):
+        if self.progress is not None:
+            self.progress(
+                Progress(self.distinct, self.generated, self.depth, queued, time.perf_counter() - self.started)
+            )
+
+    def _finish(self, level_seconds) -> Result:
+        r = self.result
+        for name, holds in self.invariants.items():  # declaration order, not discovery order
+            if name in self.bad_states:
+                trace = self.trace_to(self.bad_states[name])
+                r.violations.append(
+                    self._counterexample("invariant", name, trace, lambda t, holds=holds: not holds(t[-1][1]))
+                )
+        for name, holds in self.action_invariants.items():
+            if name in self.bad_steps:
+                parent, ordinal = self.bad_steps[name]
+                trace = self.trace_to(parent)
+                trace.append(self._step(trace[-1][1], ordinal))
+                r.violations.append(
+                    self._counterexample(
+                        "action", name, trace, lambda t, holds=holds: not holds(t[-2][1], t[-1][0], t[-1][1])
+                    )
+                )
+        if self.deadlocked is not None:
+            trace = self.trace_to(self.deadlocked)
+            r.deadlock = self._counterexample(
+                "deadlock", DEADLOCK_NAME, trace, lambda t: not any(True for _ in self.model.successors(t[-1][1]))
+            )
+        r.distinct_states = self.distinct
+        r.generated_states = self.generated
+        r.depth = self.depth
+        r.coverage = coverage_by_name(self.generated_by_action, self.distinct_by_action)
+        declared = getattr(self.model, "actions", None) or []
+        r.never_enabled = [a for a in declared if a not in r.coverage]
+        for a in r.never_enabled:
+            r.coverage[a] = {"generated": 0, "distinct": 0}
+        r.elapsed_s = time.perf_counter() - self.started
+        r.level_seconds = level_seconds
+        r.memory_bytes = self.memory_bytes()
+        return r
+
+
+def coverage_by_name(generated: Counter, distinct: Counter) -> dict[str, dict[str, int]]:
+    """Per action name: transitions generated and new states first reached, from per-action counts."""
+    by_name: dict[str, dict[str, int]] = {}
+    for action, count in generated.items():
+        entry = by_name.setdefault(action_name(action), {"generated": 0, "distinct": 0})
+        entry["generated"] += count
+    for action, count in distinct.items():
+        by_name[action_name(action)]["distinct"] += count
+    return dict(sorted(by_name.items()))

@@ -1,0 +1,68 @@
+"""64-bit state fingerprints that are equal in every process and on every machine.
+
+Python's built-in ``hash`` is not usable: ``hash(-1) == hash(-2)``, so states that differ
+only in a ``-1`` (a common "no leader") and a ``-2`` collide every time, and ``str`` hashes
+are salted per process, so a Spark executor would disagree with the driver.
+
+A fingerprint is XXH3-64 over the ``marshal`` encoding of the state.  Marshal format 2
+is used on purpose: from format 3 on, marshal writes back-references for objects that are
+shared in memory, so two equal states built differently would encode differently.
+
+States are made of ints, bools, ``None``, strings, bytes and tuples (``NamedTuple``
+included).  Sets belong in states as sorted tuples: a frozenset encodes in its iteration
+order, which depends on insertion history, so two equal sets could encode differently.
+"""
+
+from __future__ import annotations
+
+import marshal
+from typing import Any, Callable
+
+from xxhash import xxh3_64_intdigest
+
+_MARSHAL_VERSION = 2
+
+
+def fingerprint(state: Any) -> int:
+    """The 64-bit fingerprint of ``state`` (an int in ``[0, 2**64)``)."""
+    try:
+        return xxh3_64_intdigest(marshal.dumps(state, _MARSHAL_VERSION))
+    except ValueError:
+        pass
+    # marshal refuses tuple subclasses such as NamedTuple: encode their plain form.
+    # A NamedTuple of plain fields needs only its top level converted.
+    try:
+        return xxh3_64_intdigest(marshal.dumps(tuple(state), _MARSHAL_VERSION))
+    except (ValueError, TypeError):
+        return xxh3_64_intdigest(marshal.dumps(plain(state), _MARSHAL_VERSION))
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every tuple subclass turned into a plain tuple, ready for marshal."""
+    if isinstance(value, tuple):
+        return tuple(plain(item) for item in value)
+    if value is None or isinstance(value, (int, str, bytes)):
+        return value
+    raise TypeError(
+        f"states must be made of ints, bools, None, strings, bytes and tuples; found {type(value).__name__}: {value!r}"
+    )
+
+
+def fingerprint_function(canonical: Callable[[Any], Any] | None = None) -> Callable[[Any], int]:
+    """A function from state to fingerprint, through the model's symmetry reduction when it has one.
+
+    Engines inline the common case (no symmetry, states that marshal as they are) and
+    call this only otherwise.
+    """
+    if canonical is None:
+        return fingerprint
+    return lambda state: fingerprint(canonical(state))
+
+
+def marshals_directly(state: Any) -> bool:
+    """Whether ``state`` marshals as it is (plain tuples), so the fast path applies."""
+    try:
+        marshal.dumps(state, _MARSHAL_VERSION)
+    except ValueError:
+        return False
+    return True

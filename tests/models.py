@@ -1,0 +1,129 @@
+"""Toy models that exercise the engines independently of Kafka.
+
+Each is built by a factory ``FACTORY(config: dict)``, like any model the CLI checks:
+``kraftcheck check --model tests.models:diehard``.
+"""
+
+from __future__ import annotations
+
+
+def _reject_unknown(config: dict, known: dict) -> dict:
+    unknown = sorted(set(config) - set(known))
+    if unknown:
+        raise ValueError(f"unknown model setting {unknown[0]!r} (known: {', '.join(sorted(known)) or 'none'})")
+    return {**known, **config}
+
+
+class DieHard:
+    """The Die Hard jugs: a 3-gallon and a 5-gallon jug; can you measure exactly 4 gallons?
+
+    The invariant ``NotFourGallons`` claims the big jug never holds 4 gallons; the checker
+    refutes it with the shortest way of measuring them (7 states).
+    """
+
+    actions = ["FillSmall", "FillBig", "EmptySmall", "EmptyBig", "SmallToBig", "BigToSmall"]
+    mutants: dict[str, str] = {}
+
+    def __init__(self, config: dict):
+        cfg = _reject_unknown(config, {"small": 3, "big": 5, "goal": 4})
+        self.small_cap, self.big_cap, self.goal = cfg["small"], cfg["big"], cfg["goal"]
+        self.invariants = {
+            "TypeOK": lambda s: 0 <= s[0] <= self.small_cap and 0 <= s[1] <= self.big_cap,
+            "NotFourGallons": lambda s: s[1] != self.goal,
+        }
+
+    def init_states(self):
+        return [(0, 0)]
+
+    def successors(self, s):
+        small, big = s
+        yield "FillSmall", (self.small_cap, big)
+        yield "FillBig", (small, self.big_cap)
+        yield "EmptySmall", (0, big)
+        yield "EmptyBig", (small, 0)
+        pour = min(small, self.big_cap - big)
+        yield "SmallToBig", (small - pour, big + pour)
+        pour = min(big, self.small_cap - small)
+        yield "BigToSmall", (small + pour, big - pour)
+
+    def describe(self, s):
+        return {"small": s[0], "big": s[1]}
+
+
+def diehard(config: dict | None = None) -> DieHard:
+    return DieHard(config or {})
+
+
+class Countdown:
+    """A counter that counts down from ``start`` and then has nothing left to do: a deadlock."""
+
+    actions = ["Tick"]
+
+    def __init__(self, config: dict):
+        self.start = _reject_unknown(config, {"start": 5})["start"]
+        self.invariants = {"NonNegative": lambda s: s >= 0}
+
+    def init_states(self):
+        return [self.start]
+
+    def successors(self, s):
+        if s > 0:
+            yield ("Tick", s), s - 1
+
+
+def countdown(config: dict | None = None) -> Countdown:
+    return Countdown(config or {})
+
+
+class TwoStarts:
+    """Two initial states, each cycling through its own ring of ``size`` states.
+
+    ``Below`` fails only on the ring that starts at 100, so the shortest counterexample
+    must start from the second initial state.
+    """
+
+    actions = ["Step", "Jump"]
+
+    def __init__(self, config: dict):
+        cfg = _reject_unknown(config, {"size": 4, "bad": 102})
+        self.size, self.bad = cfg["size"], cfg["bad"]
+        self.invariants = {"Below": lambda s: s != self.bad}
+
+    def init_states(self):
+        return [0, 100]
+
+    def successors(self, s):
+        base = s - s % 100
+        yield ("Step", 1), base + (s - base + 1) % self.size
+
+
+def two_starts(config: dict | None = None) -> TwoStarts:
+    return TwoStarts(config or {})
+
+
+class Counters:
+    """``n`` counters in ``0..limit``, each incremented or decremented by one.
+
+    ``(limit + 1) ** n`` states; six counters in 0..9 make the engine benchmark's million.
+    """
+
+    def __init__(self, config: dict):
+        cfg = _reject_unknown(config, {"n": 3, "limit": 3})
+        self.n, self.limit = cfg["n"], cfg["limit"]
+        self.actions = ["Inc", "Dec"]
+        self.invariants = {"InRange": lambda s: min(s) >= 0 and max(s) <= self.limit}
+
+    def init_states(self):
+        return [(0,) * self.n]
+
+    def successors(self, s):
+        limit = self.limit
+        for i, c in enumerate(s):
+            if c < limit:
+                yield ("Inc", i), s[:i] + (c + 1,) + s[i + 1 :]
+            if c > 0:
+                yield ("Dec", i), s[:i] + (c - 1,) + s[i + 1 :]
+
+
+def counters(config: dict | None = None) -> Counters:
+    return Counters(config or {})
