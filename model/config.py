@@ -1,0 +1,131 @@
+"""The model's settings: bounds, feature switches and mutants, read from a config's ``[model]`` table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+#: name -> one-line description of the bug the switch puts back.  Each is caught by the
+#: invariant named in spec/README.md.
+MUTANTS = {
+    "skip_epoch_check": "the controller acts on heartbeats, AssignReplicasToDirs and AlterReplicaState "
+    "whatever their broker epoch (KIP-589's epoch gate removed)",
+    "stale_offline_dirs": "the controller applies the offline directories of a heartbeat before its epoch "
+    "check, so a repaired broker is marked offline by its own old request",
+    "elect_ignoring_dirs": "leader election looks at fencing only, not at the replica's directory",
+    "no_dirs_all_offline": "a broker that registered no directories counts as having every directory "
+    "offline (KAFKA-16162)",
+    "reserved_uuids": "formatting may generate a reserved directory UUID and the controller does not "
+    "reject it at registration",
+    "unfence_before_assigned": "the controller unfences a broker while metadata still holds one of its "
+    "replicas UNASSIGNED",
+    "recreate_elsewhere": "a broker recreates a replica in another directory when its assigned directory "
+    "is offline (KAFKA-16234)",
+    "foreign_offline_dirs": "the controller judges every replica of a partition against the heartbeat "
+    "sender's directory list, so one broker's offline directory takes other brokers' replicas out",
+    "designated_with_leader": "a designated election goes ahead although the partition has a leader",
+    "no_revert_on_dest_failure": "a broker does not revert a move's assignment when the destination "
+    "directory fails before the future replica is promoted (KAFKA-16297)",
+    "keep_source_after_promotion": "promoting a future replica does not delete the source replica",
+    "fenced_leader_kept": "fencing a broker whose session expired does not take away its leaderships",
+    "keep_offline_replica_in_isr": "a directory failure moves leadership away but leaves the replica in the ISR",
+    "unfence_without_election": "unfencing a broker does not elect leaders for leaderless partitions",
+    "accept_older_registration": "the controller accepts a registration carrying an older broker epoch "
+    "than the registered one",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Bounds and switches.  Defaults are those of ``spec/configs/default.toml``."""
+
+    brokers: int = 2
+    dirs_per_broker: int = 2
+    partitions: int = 1
+    replication_factor: int = 2
+    #: broker restarts in the whole run, beyond each broker's first start
+    restarts: int = 1
+    #: directory failures in the whole run
+    dir_failures: int = 1
+    #: messages in flight at once (requests and responses)
+    max_messages: int = 2
+    #: messages the network may lose in the whole run
+    max_losses: int = 0
+    #: the first ``legacy_brokers`` brokers register without directories (an old metadata version)
+    legacy_brokers: int = 0
+    #: intra-broker replica moves in the whole run (0: the feature is off)
+    moves: int = 0
+    #: KIP-589: brokers also report replicas in failed directories with AlterReplicaState
+    alter_replica_state: bool = False
+    #: KIP-1275: an operator may run designated leader elections
+    designated: bool = False
+    mutant: str = "none"
+
+
+KNOWN = tuple(f.name for f in fields(Settings))
+
+
+def parse_settings(config: dict | None) -> Settings:
+    """Settings from a ``[model]`` table (already merged with ``--set`` overrides).
+
+    Raises ``ValueError`` with one line naming the bad key or value.
+    """
+    config = dict(config or {})
+    for key in config:
+        if key not in KNOWN:
+            raise ValueError(f"unknown model setting {key!r} (known: {', '.join(KNOWN)})")
+    values = {}
+    defaults = Settings()
+    for key, value in config.items():
+        default = getattr(defaults, key)
+        if isinstance(default, bool):
+            value = _as_bool(key, value)
+        elif isinstance(default, int):
+            value = _as_int(key, value)
+        else:
+            value = "none" if value in (None, "", False) else str(value)
+        values[key] = value
+    settings = Settings(**values)
+    _validate(settings)
+    return settings
+
+
+def _as_bool(key, value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"model setting {key!r} must be true or false, not {value!r}")
+
+
+def _as_int(key, value):
+    if isinstance(value, bool):
+        raise ValueError(f"model setting {key!r} must be an integer, not {value!r}")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"model setting {key!r} must be an integer, not {value!r}") from None
+
+
+def _validate(s: Settings) -> None:
+    def need(ok, message):
+        if not ok:
+            raise ValueError(message)
+
+    need(1 <= s.brokers <= 5, f"model setting 'brokers' must be between 1 and 5, not {s.brokers}")
+    need(1 <= s.dirs_per_broker <= 4, f"model setting 'dirs_per_broker' must be between 1 and 4, not {s.dirs_per_broker}")
+    need(1 <= s.partitions <= 4, f"model setting 'partitions' must be between 1 and 4, not {s.partitions}")
+    need(
+        1 <= s.replication_factor <= s.brokers,
+        f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {s.replication_factor}",
+    )
+    for key in ("restarts", "dir_failures", "max_losses", "moves"):
+        need(getattr(s, key) >= 0, f"model setting {key!r} must be at least 0, not {getattr(s, key)}")
+    need(s.max_messages >= 1, f"model setting 'max_messages' must be at least 1, not {s.max_messages}")
+    need(
+        0 <= s.legacy_brokers <= s.brokers,
+        f"model setting 'legacy_brokers' must be between 0 and brokers ({s.brokers}), not {s.legacy_brokers}",
+    )
+    if s.mutant != "none" and s.mutant not in MUTANTS:
+        raise ValueError(f"unknown mutant {s.mutant!r} (known: {', '.join(MUTANTS)})")

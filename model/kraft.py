@@ -1,0 +1,1086 @@
+"""KRaft controller, brokers and log directories (KIP-858 JBOD, KIP-589, KIP-1275), TLA+-style.
+
+Every action is one method named like its TLA+ operator in ``spec/KRaftJBOD.tla``: a guard,
+then the new state, everything else unchanged.  A method returns the next state, or
+``None`` when its guard is false.  The state is a plain tuple of the TLA+ variables, in the
+order of ``VARIABLES`` below, each made of ints, bools, ``None`` and tuples only, so that it
+is one-to-one with the TLA+ state and fingerprints the same in every process.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+from .config import MUTANTS, Settings
+from .uuids import FIRST_REAL, LOST, MIGRATING, RESERVED, UNASSIGNED, is_online, is_reserved, uuid_name
+
+# ---------------------------------------------------------------------------------------------
+# The variables (same names and order as the TLA+ module).
+# ---------------------------------------------------------------------------------------------
+VARIABLES = (
+    "brokerStatus",  # broker -> OFF | STARTING (registration not yet answered) | RUNNING
+    "incarnation",  # broker -> number of starts so far; also the broker epoch of that incarnation
+    "dirIds",  # broker -> slot -> directory UUID in the slot's meta.properties
+    "dirState",  # broker -> slot -> HEALTHY | FAILED | FAILED_ACKED
+    "logs",  # broker -> slot -> sorted partitions whose (main) log is on that disk
+    "future",  # broker -> partition -> slot of the future replica of a move, or NONE
+    "queued",  # broker -> partition -> directory queued for AssignReplicasToDirs, or NONE
+    "brokerEpoch",  # controller: broker -> registered broker epoch (0: never registered)
+    "fenced",  # controller: broker -> fenced?
+    "onlineDirs",  # controller: broker -> sorted online directories of its registration
+    "partition",  # controller: partition -> NoPartition (None) | <<leader, isr, dirs, leaderEpoch, partitionEpoch>>
+    "network",  # sorted bag of messages in flight
+    "nextUuid",  # the next fresh directory UUID the format tool generates
+    "dirFailures",  # directory failures so far
+    "lostMessages",  # messages lost so far
+    "movesStarted",  # replica moves between directories started so far
+)
+(
+    STATUS,
+    INCARNATION,
+    DIR_IDS,
+    DIR_STATE,
+    LOGS,
+    FUTURE,
+    QUEUED,
+    BROKER_EPOCH,
+    FENCED,
+    ONLINE_DIRS,
+    PARTITION,
+    NETWORK,
+    NEXT_UUID,
+    DIR_FAILURES,
+    LOST_MESSAGES,
+    MOVES_STARTED,
+) = range(len(VARIABLES))
+
+OFF, STARTING, RUNNING = 0, 1, 2
+STATUS_NAMES = ("OFF", "STARTING", "RUNNING")
+
+# A disk's health in the current incarnation; FAILED_ACKED: failed, and a heartbeat response
+# acknowledged it (the broker keeps listing it until it restarts).
+HEALTHY, FAILED, FAILED_ACKED = 0, 1, 2
+DIR_STATE_NAMES = ("HEALTHY", "FAILED", "FAILED_ACKED")
+
+NONE = -1  # no slot, nothing queued
+NO_LEADER = -1
+
+# Partition record fields.
+LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH = range(5)
+
+# Messages: a tuple whose first item is its kind, then the sender broker and its broker epoch.
+REGISTER = 1  # <<REGISTER, b, epoch, dirs>>                    BrokerRegistrationRequest
+REGISTER_RESPONSE = 2  # <<REGISTER_RESPONSE, b, epoch, ok>>
+HEARTBEAT = 3  # <<HEARTBEAT, b, epoch, offlineDirs>>            BrokerHeartbeatRequest
+HEARTBEAT_RESPONSE = 4  # <<HEARTBEAT_RESPONSE, b, epoch, offlineDirs>> acknowledges offlineDirs
+ASSIGN = 5  # <<ASSIGN, b, epoch, p, dir>>                       AssignReplicasToDirs
+ASSIGN_RESPONSE = 6  # <<ASSIGN_RESPONSE, b, epoch, p, dir, ok>>
+ALTER_REPLICA_STATE = 7  # <<ALTER_REPLICA_STATE, b, epoch, p>>  KIP-589, replica offline
+MESSAGE_NAMES = {
+    REGISTER: "Register",
+    REGISTER_RESPONSE: "RegisterResponse",
+    HEARTBEAT: "Heartbeat",
+    HEARTBEAT_RESPONSE: "HeartbeatResponse",
+    ASSIGN: "AssignReplicasToDirs",
+    ASSIGN_RESPONSE: "AssignReplicasToDirsResponse",
+    ALTER_REPLICA_STATE: "AlterReplicaState",
+}
+# Requests the controller gates on the broker epoch (KIP-589).
+EPOCH_GATED = (HEARTBEAT, ASSIGN, ALTER_REPLICA_STATE)
+
+ACTIONS = (
+    "BrokerStarts",
+    "BrokerSendsRegistration",
+    "BrokerReceivesRegistrationResponse",
+    "BrokerCrashes",
+    "BrokerFailsDir",
+    "BrokerSendsHeartbeat",
+    "BrokerReceivesHeartbeatResponse",
+    "BrokerConsumesMetadata",
+    "BrokerSendsAssignment",
+    "BrokerReceivesAssignmentResponse",
+    "BrokerShutsDownOnDirFailureTimeout",
+    "BrokerStartsMove",
+    "BrokerFutureCaughtUp",
+    "BrokerSendsAlterReplicaState",
+    "ControllerHandlesRegistration",
+    "ControllerHandlesHeartbeat",
+    "ControllerFencesExpiredBroker",
+    "ControllerHandlesAssignment",
+    "ControllerHandlesAlterReplicaState",
+    "ControllerCreatesPartition",
+    "AdminElectsDesignatedLeader",
+    "NetworkLosesMessage",
+)
+
+
+def _set(t: tuple, i: int, v) -> tuple:
+    """``t`` with item ``i`` replaced by ``v`` (TLA+'s [t EXCEPT ![i] = v])."""
+    return t[:i] + (v,) + t[i + 1 :]
+
+
+def _bag_add(bag: tuple, m: tuple) -> tuple:
+    return tuple(sorted(bag + (m,)))
+
+
+def _bag_remove(bag: tuple, m: tuple) -> tuple:
+    i = bag.index(m)
+    return bag[:i] + bag[i + 1 :]
+
+
+class KRaftJBOD:
+    """The model: constants from the settings, Init, Next as named actions, invariants."""
+
+    def __init__(self, settings: Settings):
+        self.settings = st = settings
+        self.mutant = st.mutant
+        self.brokers = tuple(range(st.brokers))
+        self.slots = tuple(range(st.dirs_per_broker))
+        self.partitions = tuple(range(st.partitions))
+        # A fixed replica assignment: partition p on brokers p, p+1, ... (mod brokers); the
+        # first replica is the preferred leader.
+        self.replicas = tuple(tuple((p + i) % st.brokers for i in range(st.replication_factor)) for p in self.partitions)
+        self.legacy = tuple(b < st.legacy_brokers for b in self.brokers)
+        self.actions = list(ACTIONS)
+        self.mutants = dict(MUTANTS)
+        self.invariants = {
+            "LeaderOnOnlineDir": self.LeaderOnOnlineDir,
+            "FencedBrokerLeadsNothing": self.FencedBrokerLeadsNothing,
+            "LeaderInIsr": self.LeaderInIsr,
+            "IsrWithinReplicas": self.IsrWithinReplicas,
+            "IsrOnOnlineDirs": self.IsrOnOnlineDirs,
+            "OfflineDirsReallyOffline": self.OfflineDirsReallyOffline,
+            "ReservedUUIDsNeverReal": self.ReservedUUIDsNeverReal,
+            "OneDirPerReplica": self.OneDirPerReplica,
+            "NoReplicaRecreatedElsewhere": self.NoReplicaRecreatedElsewhere,
+            "ElectedWhenPossible": self.ElectedWhenPossible,
+            "FailedMoveReverted": self.FailedMoveReverted,
+        }
+        self.action_invariants = {
+            "StaleEpochChangesNothing": self.StaleEpochChangesNothing,
+            "EpochsNeverDecrease": self.EpochsNeverDecrease,
+            "UpdatesOnlyOfflinePartitions": self.UpdatesOnlyOfflinePartitions,
+            "FencedUntilAssigned": self.FencedUntilAssigned,
+            "DesignatedElectionSafe": self.DesignatedElectionSafe,
+        }
+
+    # -----------------------------------------------------------------------------------------
+    # Init
+    # -----------------------------------------------------------------------------------------
+    def init_states(self):
+        """Every broker formatted (distinct real UUIDs) and off; no registration, no partition."""
+        st = self.settings
+        nb, nd, npart = st.brokers, st.dirs_per_broker, st.partitions
+        dir_ids = tuple(tuple(FIRST_REAL + b * nd + i for i in self.slots) for b in self.brokers)
+        yield (
+            (OFF,) * nb,
+            (0,) * nb,
+            dir_ids,
+            ((HEALTHY,) * nd,) * nb,
+            (((),) * nd,) * nb,
+            ((NONE,) * npart,) * nb,
+            ((NONE,) * npart,) * nb,
+            (0,) * nb,
+            (True,) * nb,
+            ((),) * nb,
+            (None,) * npart,
+            (),
+            FIRST_REAL + nb * nd,
+            0,
+            0,
+            0,
+        )
+
+    # -----------------------------------------------------------------------------------------
+    # Helpers (TLA+ operators)
+    # -----------------------------------------------------------------------------------------
+    def slot_online(self, s, b, i) -> bool:
+        """The broker can use slot i: its disk has not failed in this incarnation."""
+        return s[DIR_STATE][b][i] == HEALTHY
+
+    def slot_failed(self, s, b, i) -> bool:
+        return s[DIR_STATE][b][i] in (FAILED, FAILED_ACKED)
+
+    def main_slots(self, s, b, p):
+        return tuple(i for i in self.slots if p in s[LOGS][b][i])
+
+    def least_loaded_online_slot(self, s, b):
+        """Where a broker places a new replica: the online directory with the fewest logs."""
+        best, best_load = NONE, None
+        for i in self.slots:
+            if self.slot_online(s, b, i):
+                load = len(s[LOGS][b][i]) + sum(1 for p in self.partitions if s[FUTURE][b][p] == i)
+                if best_load is None or load < best_load:
+                    best, best_load = i, load
+        return best
+
+    def replica_dir(self, part, p, b):
+        """The directory metadata assigns to broker b's replica of partition p."""
+        return part[DIRS][self.replicas[p].index(b)]
+
+    def registered(self, s, b) -> bool:
+        return s[BROKER_EPOCH][b] > 0
+
+    def dir_online_in_metadata(self, s, b, directory) -> bool:
+        """DirectoryId.isOnline against the controller's registration (unregistered: offline)."""
+        return self.registered(s, b) and is_online(directory, s[ONLINE_DIRS][b])
+
+    def _controller_thinks_online(self, s, b, directory) -> bool:
+        """The controller's own check, where the directory mutants put their bugs back."""
+        if self.mutant == "elect_ignoring_dirs":
+            return True
+        if self.mutant == "no_dirs_all_offline" and not s[ONLINE_DIRS][b]:
+            return directory in (UNASSIGNED, MIGRATING)
+        return is_online(directory, s[ONLINE_DIRS][b])
+
+    def acceptable_leader(self, s, b, directory) -> bool:
+        """PartitionChangeBuilder's isAcceptableLeader: registered, unfenced, directory online."""
+        return self.registered(s, b) and not s[FENCED][b] and self._controller_thinks_online(s, b, directory)
+
+    def default_dir(self, s, b):
+        """ClusterDescriber.defaultDir: where a new replica goes before the broker says."""
+        dirs = s[ONLINE_DIRS][b]
+        if not dirs:
+            return MIGRATING
+        if len(dirs) == 1:
+            return dirs[0]
+        return UNASSIGNED
+
+    def change_partition(self, s, p, remove=NONE, new_dirs=None, keep_in_isr=False):
+        """PartitionChangeBuilder: remove a broker from the ISR (never the last member), then
+        elect (clean: the current leader if still acceptable, else the first acceptable ISR
+        replica in replica order, else no leader).  Every change bumps the partition epoch and
+        a leader change bumps the leader epoch.  Returns the new partition record."""
+        part = s[PARTITION][p]
+        leader, isr, dirs, leader_epoch, partition_epoch = part
+        if new_dirs is not None:
+            dirs = new_dirs
+        if remove != NONE and remove in isr and len(isr) > 1 and not keep_in_isr:
+            isr = tuple(r for r in isr if r != remove)
+        replicas = self.replicas[p]
+
+        def ok(r):
+            return self.acceptable_leader(s, r, dirs[replicas.index(r)])
+
+        if leader != NO_LEADER and leader in isr and ok(leader):
+            new_leader = leader
+        else:
+            new_leader = next((r for r in replicas if r in isr and ok(r)), NO_LEADER)
+        if (new_leader, isr, dirs) == (leader, part[ISR], part[DIRS]):
+            return part
+        return (
+            new_leader,
+            isr,
+            dirs,
+            leader_epoch + (1 if new_leader != leader else 0),
+            partition_epoch + 1,
+        )
+
+    def in_flight(self, s, kinds, b, epoch, *rest) -> bool:
+        n = 2 + len(rest)
+        key = (b, epoch) + rest
+        return any(m[0] in kinds and m[1 : 1 + n] == key for m in s[NETWORK])
+
+    def room(self, s) -> bool:
+        return len(s[NETWORK]) < self.settings.max_messages
+
+    def _with(self, s, **changes):
+        n = list(s)
+        for name, value in changes.items():
+            n[_INDEX[name]] = value
+        return tuple(n)
+
+    def _broker_down(self, s, b):
+        """A broker process stops: in-memory queues are gone; logs, futures and disk health stay."""
+        return self._with(
+            s,
+            brokerStatus=_set(s[STATUS], b, OFF),
+            queued=_set(s[QUEUED], b, (NONE,) * len(self.partitions)),
+        )
+
+    # -----------------------------------------------------------------------------------------
+    # Broker actions
+    # -----------------------------------------------------------------------------------------
+    def format_choices(self, s, b):
+        """For each failed directory: repaired (same UUID, logs back) or replaced (formatted anew)."""
+        failed = [i for i in self.slots if s[DIR_STATE][b][i] != HEALTHY]
+        per_slot = []
+        for i in failed:
+            options = [("repaired", i)]
+            options.append(("replaced", i, None))  # fresh UUID
+            if self.mutant == "reserved_uuids":
+                options.extend(("replaced", i, r) for r in RESERVED)
+            per_slot.append(options)
+        return list(product(*per_slot))
+
+    def BrokerStarts(self, s, b, choice):
+        """A new incarnation: each failed directory comes back repaired or replaced, then the
+        broker asks to register (KIP-858 "Broker lifecycle management")."""
+        if s[STATUS][b] != OFF:
+            return None
+        restarts_used = sum(max(n - 1, 0) for n in s[INCARNATION])
+        if s[INCARNATION][b] > 0 and restarts_used >= self.settings.restarts:
+            return None
+        ids, states, logs, fut = list(s[DIR_IDS][b]), list(s[DIR_STATE][b]), list(s[LOGS][b]), list(s[FUTURE][b])
+        next_uuid = s[NEXT_UUID]
+        for option in choice:
+            i = option[1]
+            if option[0] == "repaired":
+                states[i] = HEALTHY
+            else:
+                if option[2] is None:
+                    ids[i] = next_uuid
+                    next_uuid += 1
+                else:
+                    ids[i] = option[2]  # mutant: the generator returned a reserved UUID
+                states[i] = HEALTHY
+                logs[i] = ()  # a new, empty disk
+                fut = [NONE if f == i else f for f in fut]
+        return self._with(
+            s,
+            brokerStatus=_set(s[STATUS], b, STARTING),
+            incarnation=_set(s[INCARNATION], b, s[INCARNATION][b] + 1),
+            dirIds=_set(s[DIR_IDS], b, tuple(ids)),
+            dirState=_set(s[DIR_STATE], b, tuple(states)),
+            logs=_set(s[LOGS], b, tuple(logs)),
+            future=_set(s[FUTURE], b, tuple(fut)),
+            nextUuid=next_uuid,
+        )
+
+    def BrokerSendsRegistration(self, s, b):
+        """(Re)send BrokerRegistrationRequest with the LogDirs the broker loaded."""
+        epoch = s[INCARNATION][b]
+        if s[STATUS][b] != STARTING or not self.room(s):
+            return None
+        if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, epoch):
+            return None
+        dirs = () if self.legacy[b] else tuple(sorted(s[DIR_IDS][b]))
+        return self._with(s, network=_bag_add(s[NETWORK], (REGISTER, b, epoch, dirs)))
+
+    def BrokerReceivesRegistrationResponse(self, s, m):
+        _, b, epoch, accepted = m
+        n = self._with(s, network=_bag_remove(s[NETWORK], m))
+        if s[STATUS][b] != STARTING or epoch != s[INCARNATION][b]:
+            return n  # an answer to an earlier incarnation: ignored
+        if accepted:
+            return self._with(n, brokerStatus=_set(s[STATUS], b, RUNNING))
+        return self._broker_down(n, b)  # rejected: the broker fails to start
+
+    def BrokerCrashes(self, s, b):
+        if s[STATUS][b] == OFF:
+            return None
+        return self._broker_down(s, b)
+
+    def BrokerFailsDir(self, s, b, i):
+        """A log directory fails.  A move whose destination failed is reverted; one whose source
+        failed is assigned to LOST (KAFKA-16297).  With no directory left the broker stops."""
+        if s[STATUS][b] == OFF or not self.slot_online(s, b, i):
+            return None
+        if s[DIR_FAILURES] >= self.settings.dir_failures:
+            return None
+        states = _set(s[DIR_STATE][b], i, FAILED)
+        fut, queued = list(s[FUTURE][b]), list(s[QUEUED][b])
+        for p in self.partitions:
+            if fut[p] == NONE:
+                continue
+            source = self.main_slots(s, b, p)
+            if fut[p] == i:  # the destination failed: discard the future, revert the assignment
+                fut[p] = NONE
+                if self.mutant != "no_revert_on_dest_failure" and source:
+                    queued[p] = s[DIR_IDS][b][source[0]]
+            elif i in source:  # the source failed: the future cannot catch up
+                fut[p] = NONE
+                queued[p] = LOST
+        n = self._with(
+            s,
+            dirState=_set(s[DIR_STATE], b, states),
+            future=_set(s[FUTURE], b, tuple(fut)),
+            queued=_set(s[QUEUED], b, tuple(queued)),
+            dirFailures=s[DIR_FAILURES] + 1,
+        )
+        if HEALTHY not in states:
+            return self._broker_down(n, b)
+        return n
+
+    def BrokerSendsHeartbeat(self, s, b):
+        """Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs)."""
+        epoch = s[INCARNATION][b]
+        if s[STATUS][b] != RUNNING or not self.room(s):
+            return None
+        if self.in_flight(s, (HEARTBEAT, HEARTBEAT_RESPONSE), b, epoch):
+            return None
+        offline = tuple(sorted(s[DIR_IDS][b][i] for i in self.slots if s[DIR_STATE][b][i] != HEALTHY))
+        return self._with(s, network=_bag_add(s[NETWORK], (HEARTBEAT, b, epoch, offline)))
+
+    def BrokerReceivesHeartbeatResponse(self, s, m):
+        _, b, epoch, offline = m
+        n = self._with(s, network=_bag_remove(s[NETWORK], m))
+        if s[STATUS][b] != RUNNING or epoch != s[INCARNATION][b]:
+            return n
+        states = tuple(
+            FAILED_ACKED if st == FAILED and s[DIR_IDS][b][i] in offline else st for i, st in enumerate(s[DIR_STATE][b])
+        )
+        return self._with(n, dirState=_set(s[DIR_STATE], b, states))
+
+    def BrokerConsumesMetadata(self, s, b, p):
+        """The broker sees the latest metadata of partition p and acts on its replica (KIP-858
+        "Replica management"): place an UNASSIGNED replica in the least-loaded online directory
+        and queue the assignment; create a replica in its assigned online directory; correct an
+        assignment that does not name where the replica lives; promote a future replica the
+        metadata already names; and never recreate a replica elsewhere while it has offline
+        directories (KAFKA-16234)."""
+        part = s[PARTITION][p]
+        if s[STATUS][b] != RUNNING or part is None or b not in self.replicas[p]:
+            return None
+        if s[QUEUED][b][p] != NONE:
+            return None  # an assignment is pending: the metadata will change again
+        ids = s[DIR_IDS][b]
+        md = self.replica_dir(part, p, b)
+        main = self.main_slots(s, b, p)
+        main_online = [i for i in main if self.slot_online(s, b, i)]
+        has_failed = any(self.slot_failed(s, b, i) for i in self.slots)
+        fut = s[FUTURE][b][p]
+        named = ids.index(md) if md in ids else NONE
+
+        def create_and_queue():
+            i = self.least_loaded_online_slot(s, b)
+            if i == NONE:
+                return None
+            logs = _set(s[LOGS][b], i, tuple(sorted(s[LOGS][b][i] + (p,))))
+            return self._with(
+                s,
+                logs=_set(s[LOGS], b, logs),
+                queued=_set(s[QUEUED], b, _set(s[QUEUED][b], p, ids[i])),
+            )
+
+        def queue(i):
+            return self._with(s, queued=_set(s[QUEUED], b, _set(s[QUEUED][b], p, ids[i])))
+
+        if md in (UNASSIGNED, MIGRATING):
+            if main_online:
+                return queue(main_online[0])
+            if main:
+                return None  # the only copy is on a failed disk
+            return create_and_queue()
+        if named != NONE and self.slot_online(s, b, named):
+            if fut == named:
+                return self._promote(s, b, p)
+            if not main:
+                logs = _set(s[LOGS][b], named, tuple(sorted(s[LOGS][b][named] + (p,))))
+                return self._with(s, logs=_set(s[LOGS], b, logs))
+            if named in main:
+                if fut != NONE:
+                    return None  # a move in progress; BrokerFutureCaughtUp takes it on
+                return None
+            if main_online:
+                return queue(main_online[0])  # moved while the broker was down
+            return None
+        # The assigned directory is offline, LOST or unknown to this broker.
+        if has_failed:
+            if self.mutant == "recreate_elsewhere" and not main_online:
+                return create_and_queue()
+            return None  # it may live on the failed disk: never recreate it elsewhere
+        if main_online:
+            return queue(main_online[0])
+        if main:
+            return None
+        return create_and_queue()
+
+    def _promote(self, s, b, p):
+        """Swap a caught-up future replica in: it becomes the replica, the source is deleted."""
+        target = s[FUTURE][b][p]
+        logs = list(s[LOGS][b])
+        for i in self.slots:
+            if p in logs[i] and i != target and self.mutant != "keep_source_after_promotion":
+                logs[i] = tuple(x for x in logs[i] if x != p)
+        logs[target] = tuple(sorted(set(logs[target]) | {p}))
+        return self._with(
+            s,
+            logs=_set(s[LOGS], b, tuple(logs)),
+            future=_set(s[FUTURE], b, _set(s[FUTURE][b], p, NONE)),
+            queued=_set(s[QUEUED], b, _set(s[QUEUED][b], p, NONE)),
+        )
+
+    def BrokerSendsAssignment(self, s, b, p):
+        """Send the queued AssignReplicasToDirs entry for p (one in flight per partition)."""
+        epoch = s[INCARNATION][b]
+        directory = s[QUEUED][b][p]
+        if s[STATUS][b] != RUNNING or directory == NONE or not self.room(s):
+            return None
+        if self.in_flight(s, (ASSIGN, ASSIGN_RESPONSE), b, epoch, p):
+            return None
+        return self._with(s, network=_bag_add(s[NETWORK], (ASSIGN, b, epoch, p, directory)))
+
+    def BrokerReceivesAssignmentResponse(self, s, m):
+        """Success clears the queued entry (and promotes a future replica the assignment moved);
+        an error drops the entry rather than retrying it forever (KAFKA-16886)."""
+        _, b, epoch, p, directory, accepted = m
+        n = self._with(s, network=_bag_remove(s[NETWORK], m))
+        if s[STATUS][b] != RUNNING or epoch != s[INCARNATION][b] or s[QUEUED][b][p] != directory:
+            return n  # stale, or superseded by a newer entry (a revert, LOST)
+        fut = s[FUTURE][b][p]
+        if accepted and fut != NONE and s[DIR_IDS][b][fut] == directory:
+            return self._promote(n, b, p)
+        return self._with(n, queued=_set(s[QUEUED], b, _set(s[QUEUED][b], p, NONE)))
+
+    def BrokerShutsDownOnDirFailureTimeout(self, s, b):
+        """log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged."""
+        if s[STATUS][b] != RUNNING or FAILED not in s[DIR_STATE][b]:
+            return None
+        return self._broker_down(s, b)
+
+    def BrokerStartsMove(self, s, b, p, target):
+        """AlterReplicaLogDirs: start a future replica of p in another online directory."""
+        if self.settings.moves == 0 or s[MOVES_STARTED] >= self.settings.moves:
+            return None
+        if s[STATUS][b] != RUNNING or s[FUTURE][b][p] != NONE or s[QUEUED][b][p] != NONE:
+            return None
+        main = self.main_slots(s, b, p)
+        if len(main) != 1 or not self.slot_online(s, b, main[0]):
+            return None
+        if target == main[0] or not self.slot_online(s, b, target):
+            return None
+        return self._with(
+            s,
+            future=_set(s[FUTURE], b, _set(s[FUTURE][b], p, target)),
+            movesStarted=s[MOVES_STARTED] + 1,
+        )
+
+    def BrokerFutureCaughtUp(self, s, b, p):
+        """The future replica caught up: ask the controller to move the assignment first, and
+        promote only once it acknowledges (KIP-858 "Intra-broker replica movement")."""
+        target = s[FUTURE][b][p]
+        if s[STATUS][b] != RUNNING or target == NONE or s[QUEUED][b][p] != NONE:
+            return None
+        return self._with(s, queued=_set(s[QUEUED], b, _set(s[QUEUED][b], p, s[DIR_IDS][b][target])))
+
+    def BrokerSendsAlterReplicaState(self, s, b, p):
+        """KIP-589: tell the controller a replica went offline, with the broker epoch."""
+        epoch = s[INCARNATION][b]
+        if not self.settings.alter_replica_state or s[STATUS][b] != RUNNING or not self.room(s):
+            return None
+        if not any(self.slot_failed(s, b, i) for i in self.main_slots(s, b, p)):
+            return None
+        m = (ALTER_REPLICA_STATE, b, epoch, p)
+        if m in s[NETWORK]:
+            return None
+        return self._with(s, network=_bag_add(s[NETWORK], m))
+
+    # -----------------------------------------------------------------------------------------
+    # Controller actions
+    # -----------------------------------------------------------------------------------------
+    def registration_valid(self, s, b, dirs) -> bool:
+        """ClusterControlManager: no reserved, duplicate or foreign directory; none at all only
+        for a broker of an older metadata version."""
+        if not dirs and not self.legacy[b]:
+            return False
+        if len(set(dirs)) != len(dirs):
+            return False
+        if self.mutant != "reserved_uuids" and any(is_reserved(d) for d in dirs):
+            return False
+        for other in self.brokers:
+            if other != b and any(d in s[ONLINE_DIRS][other] for d in dirs):
+                return False
+        return True
+
+    def ControllerHandlesRegistration(self, s, m):
+        """A new incarnation gets its (larger) epoch and starts fenced; its leaderships and ISR
+        memberships of the previous incarnation go (unclean shutdown).  The same incarnation
+        again keeps epoch and fencing (KAFKA-16952)."""
+        _, b, epoch, dirs = m
+        net = _bag_remove(s[NETWORK], m)
+        current = s[BROKER_EPOCH][b]
+        if epoch < current and self.mutant != "accept_older_registration":
+            return self._with(s, network=net)  # from an earlier incarnation: dropped
+        if epoch == current:
+            return self._with(s, network=_bag_add(net, (REGISTER_RESPONSE, b, epoch, True)))
+        if not self.registration_valid(s, b, dirs):
+            return self._with(s, network=_bag_add(net, (REGISTER_RESPONSE, b, epoch, False)))
+        n = self._with(
+            s,
+            network=_bag_add(net, (REGISTER_RESPONSE, b, epoch, True)),
+            brokerEpoch=_set(s[BROKER_EPOCH], b, epoch),
+            fenced=_set(s[FENCED], b, True),
+            onlineDirs=_set(s[ONLINE_DIRS], b, dirs),
+        )
+        parts = tuple(
+            self.change_partition(n, p, remove=b) if n[PARTITION][p] is not None and b in self.replicas[p] else n[PARTITION][p]
+            for p in self.partitions
+        )
+        return self._with(n, partition=parts)
+
+    def epoch_is_current(self, s, b, epoch) -> bool:
+        return self.registered(s, b) and s[BROKER_EPOCH][b] == epoch
+
+    def ControllerHandlesHeartbeat(self, s, m):
+        """Epoch gate; newly offline directories (registered to the sender and still online)
+        leave its registration and take the sender out of exactly the partitions with its
+        replica there; a fenced broker is unfenced once no replica of it is UNASSIGNED, and
+        leaderless partitions get a leader."""
+        _, b, epoch, offline = m
+        net = _bag_remove(s[NETWORK], m)
+        current = self.epoch_is_current(s, b, epoch)
+        if not current and self.mutant == "skip_epoch_check" and self.registered(s, b):
+            current = True
+        apply_offline = current or (self.mutant == "stale_offline_dirs" and self.registered(s, b))
+        if not apply_offline:
+            return self._with(s, network=net)  # STALE_BROKER_EPOCH: nothing written
+        n = self._with(s, network=net)
+        # 1. Offline directories.
+        newly = tuple(d for d in offline if d in n[ONLINE_DIRS][b])
+        if newly:
+            remaining = tuple(d for d in n[ONLINE_DIRS][b] if d not in newly)
+            n = self._with(n, onlineDirs=_set(n[ONLINE_DIRS], b, remaining))
+            parts = list(n[PARTITION])
+            for p in self.partitions:
+                part = parts[p]
+                if part is None or b not in self.replicas[p]:
+                    continue
+                if self.replica_dir(part, p, b) in newly:
+                    parts[p] = self.change_partition(
+                        n, p, remove=b, keep_in_isr=self.mutant == "keep_offline_replica_in_isr"
+                    )
+                    if self.mutant == "foreign_offline_dirs":
+                        parts[p] = self._remove_by_senders_dirs(n, parts[p], p, b)
+            n = self._with(n, partition=tuple(parts))
+        # 2. Unfencing (only for a current heartbeat).
+        if current and n[FENCED][b]:
+            unassigned = any(
+                part is not None and b in self.replicas[p] and self.replica_dir(part, p, b) == UNASSIGNED
+                for p, part in enumerate(n[PARTITION])
+            )
+            if not (n[ONLINE_DIRS][b] and unassigned) or self.mutant == "unfence_before_assigned":
+                n = self._with(n, fenced=_set(n[FENCED], b, False))
+                if self.mutant != "unfence_without_election":
+                    parts = tuple(
+                        self.change_partition(n, p) if part is not None and part[LEADER] == NO_LEADER else part
+                        for p, part in enumerate(n[PARTITION])
+                    )
+                    n = self._with(n, partition=parts)
+        # 3. Acknowledge the offline directories the heartbeat carried.
+        if offline and current:
+            n = self._with(n, network=_bag_add(n[NETWORK], (HEARTBEAT_RESPONSE, b, epoch, offline)))
+        return n
+
+    def _remove_by_senders_dirs(self, s, part, p, b):
+        """Mutant foreign_offline_dirs: judge other replicas against the sender's online dirs."""
+        s2 = self._with(s, partition=_set(s[PARTITION], p, part))
+        for r in self.replicas[p]:
+            if r != b and not is_online(self.replica_dir(part, p, r), s[ONLINE_DIRS][b]):
+                part = self.change_partition(s2, p, remove=r)
+                s2 = self._with(s2, partition=_set(s2[PARTITION], p, part))
+        return part
+
+    def ControllerFencesExpiredBroker(self, s, b):
+        """The registered incarnation stopped heartbeating (it is down or was replaced): fence it
+        and move its leaderships and ISR memberships away."""
+        if not self.registered(s, b) or s[FENCED][b]:
+            return None
+        if s[STATUS][b] == RUNNING and s[INCARNATION][b] == s[BROKER_EPOCH][b]:
+            return None  # its session is alive
+        n = self._with(s, fenced=_set(s[FENCED], b, True))
+        if self.mutant == "fenced_leader_kept":
+            return n
+        parts = tuple(
+            self.change_partition(n, p, remove=b) if part is not None and b in self.replicas[p] else part
+            for p, part in enumerate(n[PARTITION])
+        )
+        return self._with(n, partition=parts)
+
+    def ControllerHandlesAssignment(self, s, m):
+        """AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and
+        if it is not online for the broker (LOST, unknown) take the replica out as for a
+        failed directory."""
+        _, b, epoch, p, directory = m
+        net = _bag_remove(s[NETWORK], m)
+        if not self.epoch_is_current(s, b, epoch) and not (self.mutant == "skip_epoch_check" and self.registered(s, b)):
+            return self._with(s, network=net)
+        part = s[PARTITION][p]
+        if part is None or b not in self.replicas[p]:
+            # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER: nothing written
+            return self._with(s, network=_bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, False)))
+        n = self._with(s, network=_bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, True)))
+        dirs = _set(part[DIRS], self.replicas[p].index(b), directory)
+        if self._controller_thinks_online(n, b, directory):
+            new_part = self.change_partition(n, p, new_dirs=dirs)
+        else:
+            new_part = self.change_partition(n, p, remove=b, new_dirs=dirs)
+        return self._with(n, partition=_set(n[PARTITION], p, new_part))
+
+    def ControllerHandlesAlterReplicaState(self, s, m):
+        """KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it
+        leaves the ISR and leadership."""
+        _, b, epoch, p = m
+        net = _bag_remove(s[NETWORK], m)
+        if not self.epoch_is_current(s, b, epoch) and not (self.mutant == "skip_epoch_check" and self.registered(s, b)):
+            return self._with(s, network=net)
+        part = s[PARTITION][p]
+        n = self._with(s, network=net)
+        if part is None or b not in self.replicas[p]:
+            return n
+        dirs = _set(part[DIRS], self.replicas[p].index(b), LOST)
+        return self._with(n, partition=_set(n[PARTITION], p, self.change_partition(n, p, remove=b, new_dirs=dirs)))
+
+    def ControllerCreatesPartition(self, s, p):
+        """CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
+        replicas (at least one), the first of them leader, directories defaultDir."""
+        if s[PARTITION][p] is not None:
+            return None
+        replicas = self.replicas[p]
+        if not all(self.registered(s, r) for r in replicas):
+            return None
+        isr = tuple(r for r in replicas if not s[FENCED][r])
+        if not isr:
+            return None
+        dirs = tuple(self.default_dir(s, r) for r in replicas)
+        return self._with(s, partition=_set(s[PARTITION], p, (isr[0], isr, dirs, 0, 0)))
+
+    # -----------------------------------------------------------------------------------------
+    # Admin and network
+    # -----------------------------------------------------------------------------------------
+    def AdminElectsDesignatedLeader(self, s, p, b):
+        """KIP-1275: only for a leaderless partition; the designated replica must be in the
+        replica set, unfenced and on an online directory.  Like an unclean election, the ISR
+        becomes just the new leader."""
+        part = s[PARTITION][p]
+        if not self.settings.designated or part is None or b not in self.replicas[p]:
+            return None
+        if part[LEADER] != NO_LEADER and self.mutant != "designated_with_leader":
+            return None
+        if part[LEADER] == b:
+            return None
+        if not self.acceptable_leader(s, b, self.replica_dir(part, p, b)):
+            return None
+        new = (b, (b,), part[DIRS], part[LEADER_EPOCH] + 1, part[PARTITION_EPOCH] + 1)
+        return self._with(s, partition=_set(s[PARTITION], p, new))
+
+    def NetworkLosesMessage(self, s, m):
+        if s[LOST_MESSAGES] >= self.settings.max_losses:
+            return None
+        return self._with(s, network=_bag_remove(s[NETWORK], m), lostMessages=s[LOST_MESSAGES] + 1)
+
+    # -----------------------------------------------------------------------------------------
+    # Next
+    # -----------------------------------------------------------------------------------------
+    _DELIVER = {
+        REGISTER: "ControllerHandlesRegistration",
+        REGISTER_RESPONSE: "BrokerReceivesRegistrationResponse",
+        HEARTBEAT: "ControllerHandlesHeartbeat",
+        HEARTBEAT_RESPONSE: "BrokerReceivesHeartbeatResponse",
+        ASSIGN: "ControllerHandlesAssignment",
+        ASSIGN_RESPONSE: "BrokerReceivesAssignmentResponse",
+        ALTER_REPLICA_STATE: "ControllerHandlesAlterReplicaState",
+    }
+
+    def successors(self, s):
+        """Next: every enabled action instance, in a fixed order."""
+        out = []
+
+        def add(action, n):
+            if n is not None:
+                out.append((action, n))
+
+        for b in self.brokers:
+            for choice in self.format_choices(s, b):
+                add(("BrokerStarts", b, _choice_param(choice)), self.BrokerStarts(s, b, choice))
+            add(("BrokerSendsRegistration", b), self.BrokerSendsRegistration(s, b))
+            add(("BrokerCrashes", b), self.BrokerCrashes(s, b))
+            for i in self.slots:
+                add(("BrokerFailsDir", b, i), self.BrokerFailsDir(s, b, i))
+            add(("BrokerSendsHeartbeat", b), self.BrokerSendsHeartbeat(s, b))
+            for p in self.partitions:
+                add(("BrokerConsumesMetadata", b, p), self.BrokerConsumesMetadata(s, b, p))
+            for p in self.partitions:
+                add(("BrokerSendsAssignment", b, p), self.BrokerSendsAssignment(s, b, p))
+            add(("BrokerShutsDownOnDirFailureTimeout", b), self.BrokerShutsDownOnDirFailureTimeout(s, b))
+            if self.settings.moves:
+                for p in self.partitions:
+                    for t in self.slots:
+                        add(("BrokerStartsMove", b, p, t), self.BrokerStartsMove(s, b, p, t))
+                    add(("BrokerFutureCaughtUp", b, p), self.BrokerFutureCaughtUp(s, b, p))
+            if self.settings.alter_replica_state:
+                for p in self.partitions:
+                    add(("BrokerSendsAlterReplicaState", b, p), self.BrokerSendsAlterReplicaState(s, b, p))
+            add(("ControllerFencesExpiredBroker", b), self.ControllerFencesExpiredBroker(s, b))
+        for p in self.partitions:
+            add(("ControllerCreatesPartition", p), self.ControllerCreatesPartition(s, p))
+        if self.settings.designated:
+            for p in self.partitions:
+                for b in self.replicas[p]:
+                    add(("AdminElectsDesignatedLeader", p, b), self.AdminElectsDesignatedLeader(s, p, b))
+        previous = None
+        for m in s[NETWORK]:
+            if m == previous:
+                continue  # a duplicate in the bag gives the same successors
+            previous = m
+            name = self._DELIVER[m[0]]
+            add((name, m), getattr(self, name)(s, m))
+            add(("NetworkLosesMessage", m), self.NetworkLosesMessage(s, m))
+        return out
+
+    # -----------------------------------------------------------------------------------------
+    # Invariants (state predicates)
+    # -----------------------------------------------------------------------------------------
+    def _created(self, s):
+        return ((p, part) for p, part in enumerate(s[PARTITION]) if part is not None)
+
+    def LeaderOnOnlineDir(self, s) -> bool:
+        """No leader's replica is on a directory that is offline for its broker: clients would
+        be sent to a replica that cannot serve them (the reason KIP-858 exists)."""
+        for p, part in self._created(s):
+            b = part[LEADER]
+            if b != NO_LEADER and not self.dir_online_in_metadata(s, b, self.replica_dir(part, p, b)):
+                return False
+        return True
+
+    def FencedBrokerLeadsNothing(self, s) -> bool:
+        """A fenced or unregistered broker leads nothing: it is not heartbeating, so nobody
+        would notice it failing to serve."""
+        for _, part in self._created(s):
+            b = part[LEADER]
+            if b != NO_LEADER and (not self.registered(s, b) or s[FENCED][b]):
+                return False
+        return True
+
+    def LeaderInIsr(self, s) -> bool:
+        """The leader is in the ISR: otherwise committed data could be lost on the next election."""
+        return all(part[LEADER] == NO_LEADER or part[LEADER] in part[ISR] for _, part in self._created(s))
+
+    def IsrWithinReplicas(self, s) -> bool:
+        """The ISR is a non-empty subset of the replica set."""
+        return all(part[ISR] and set(part[ISR]) <= set(self.replicas[p]) for p, part in self._created(s))
+
+    def IsrOnOnlineDirs(self, s) -> bool:
+        """Every ISR member's replica is on an online directory, except the last member kept in
+        the ISR of a leaderless partition (clean election needs someone to wait for)."""
+        for p, part in self._created(s):
+            if part[LEADER] == NO_LEADER and len(part[ISR]) == 1:
+                continue
+            for r in part[ISR]:
+                if not self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)):
+                    return False
+        return True
+
+    def OfflineDirsReallyOffline(self, s) -> bool:
+        """Every directory the controller holds offline for a broker's current incarnation
+        failed in that incarnation: a repaired, restarted broker is never marked offline by its
+        own old request (KIP-589's reason for the epoch)."""
+        for b in self.brokers:
+            if self.legacy[b] or not self.registered(s, b) or s[BROKER_EPOCH][b] != s[INCARNATION][b]:
+                continue
+            for i in self.slots:
+                if s[DIR_IDS][b][i] not in s[ONLINE_DIRS][b] and not self.slot_failed(s, b, i):
+                    return False
+        return True
+
+    def ReservedUUIDsNeverReal(self, s) -> bool:
+        """No disk and no registered directory carries a reserved UUID; in partition metadata
+        reserved values appear only as the UNASSIGNED/LOST/MIGRATING markers.  A disk named
+        UNASSIGNED or LOST would be confused with the markers and break DirectoryId.isOnline."""
+        for b in self.brokers:
+            if any(is_reserved(d) for d in s[DIR_IDS][b]) or any(is_reserved(d) for d in s[ONLINE_DIRS][b]):
+                return False
+        for _, part in self._created(s):
+            if any(is_reserved(d) and d not in (UNASSIGNED, LOST, MIGRATING) for d in part[DIRS]):
+                return False
+        return True
+
+    def OneDirPerReplica(self, s) -> bool:
+        """On a broker, a replica lives in at most one online directory, and a future replica
+        in another one: two live copies would diverge."""
+        for b in self.brokers:
+            for p in self.partitions:
+                online = [i for i in self.main_slots(s, b, p) if self.slot_online(s, b, i)]
+                if len(online) > 1:
+                    return False
+                if s[FUTURE][b][p] != NONE and s[FUTURE][b][p] in online:
+                    return False
+        return True
+
+    def NoReplicaRecreatedElsewhere(self, s) -> bool:
+        """A replica whose log is on a failed disk is not recreated in another directory: that
+        would re-stream offline replicas into the remaining disks (KAFKA-16234)."""
+        for b in self.brokers:
+            for p in self.partitions:
+                main = self.main_slots(s, b, p)
+                if any(self.slot_failed(s, b, i) for i in main) and any(self.slot_online(s, b, i) for i in main):
+                    return False
+        return True
+
+    def ElectedWhenPossible(self, s) -> bool:
+        """A partition is leaderless only when no ISR replica is acceptable as leader
+        (registered, unfenced, on an online directory): otherwise it is needlessly unavailable."""
+        for p, part in self._created(s):
+            if part[LEADER] != NO_LEADER:
+                continue
+            for r in part[ISR]:
+                if self.registered(s, r) and not s[FENCED][r] and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)):
+                    return False
+        return True
+
+    def FailedMoveReverted(self, s) -> bool:
+        """When metadata puts a replica in a directory that failed while its log is safe in an
+        online one, the running broker has the correcting assignment queued (KAFKA-16297):
+        otherwise the controller keeps a healthy replica out for good."""
+        for b in self.brokers:
+            if s[STATUS][b] != RUNNING:
+                continue
+            ids = s[DIR_IDS][b]
+            for p, part in self._created(s):
+                if b not in self.replicas[p] or s[QUEUED][b][p] != NONE:
+                    continue
+                md = self.replica_dir(part, p, b)
+                if md in ids and self.slot_failed(s, b, ids.index(md)):
+                    if any(self.slot_online(s, b, i) for i in self.main_slots(s, b, p)):
+                        return False
+        return True
+
+    # -----------------------------------------------------------------------------------------
+    # Step properties ([][P]_vars, TLC PROPERTY), checked on every transition
+    # -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _controller_vars(s):
+        return (s[BROKER_EPOCH], s[FENCED], s[ONLINE_DIRS], s[PARTITION])
+
+    def StaleEpochChangesNothing(self, s, action, t) -> bool:
+        """A heartbeat, AssignReplicasToDirs or AlterReplicaState whose broker epoch is not the
+        broker's registered one writes nothing and answers nothing (KIP-589)."""
+        if action[0] not in ("ControllerHandlesHeartbeat", "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState"):
+            return True
+        m = action[1]
+        if self.epoch_is_current(s, m[1], m[2]):
+            return True
+        return self._controller_vars(s) == self._controller_vars(t) and t[NETWORK] == _bag_remove(s[NETWORK], m)
+
+    def EpochsNeverDecrease(self, s, action, t) -> bool:
+        """Broker epochs (registered and incarnation), leader epochs and partition epochs never
+        go back: every fencing and conditional update in Kafka relies on it."""
+        for b in self.brokers:
+            if t[BROKER_EPOCH][b] < s[BROKER_EPOCH][b] or t[INCARNATION][b] < s[INCARNATION][b]:
+                return False
+        for p in self.partitions:
+            a, c = s[PARTITION][p], t[PARTITION][p]
+            if a is None:
+                continue
+            if c is None or c[LEADER_EPOCH] < a[LEADER_EPOCH] or c[PARTITION_EPOCH] < a[PARTITION_EPOCH]:
+                return False
+        return True
+
+    def UpdatesOnlyOfflinePartitions(self, s, action, t) -> bool:
+        """A heartbeat changes leader/ISR only of partitions whose sender's replica is in a
+        directory that the heartbeat took offline, and only by removing the sender; or, when it
+        unfences the sender, elects leaders of leaderless partitions."""
+        if action[0] != "ControllerHandlesHeartbeat":
+            return True
+        b = action[1][1]
+        unfenced_now = s[FENCED][b] and not t[FENCED][b]
+        for p in self.partitions:
+            a, c = s[PARTITION][p], t[PARTITION][p]
+            if a is None or (a[LEADER], a[ISR]) == (c[LEADER], c[ISR]):
+                continue
+            if b in self.replicas[p]:
+                md = self.replica_dir(a, p, b)
+                went_offline = md in s[ONLINE_DIRS][b] and md not in t[ONLINE_DIRS][b]
+                if went_offline and set(c[ISR]) >= set(a[ISR]) - {b}:
+                    continue
+            if unfenced_now and a[LEADER] == NO_LEADER and c[ISR] == a[ISR]:
+                continue
+            return False
+        return True
+
+    def FencedUntilAssigned(self, s, action, t) -> bool:
+        """A broker that registered directories is never unfenced while metadata holds one of
+        its replicas as UNASSIGNED: it could lead a replica whose directory nobody knows, and a
+        failure of that directory would go unnoticed (KIP-858)."""
+        for b in self.brokers:
+            if s[FENCED][b] and not t[FENCED][b] and t[ONLINE_DIRS][b]:
+                for p, part in self._created(t):
+                    if b in self.replicas[p] and self.replica_dir(part, p, b) == UNASSIGNED:
+                        return False
+        return True
+
+    def DesignatedElectionSafe(self, s, action, t) -> bool:
+        """A designated election (KIP-1275) happens only for a leaderless partition and elects
+        a replica in the replica set that is unfenced and on an online directory."""
+        if action[0] != "AdminElectsDesignatedLeader":
+            return True
+        p, b = action[1], action[2]
+        part = s[PARTITION][p]
+        return (
+            part is not None
+            and part[LEADER] == NO_LEADER
+            and b in self.replicas[p]
+            and self.registered(s, b)
+            and not s[FENCED][b]
+            and self.dir_online_in_metadata(s, b, self.replica_dir(part, p, b))
+        )
+
+    # -----------------------------------------------------------------------------------------
+    # Readable states
+    # -----------------------------------------------------------------------------------------
+    def describe(self, s) -> dict:
+        def name(d):
+            return "NONE" if d == NONE else uuid_name(d)
+
+        def part_view(part):
+            if part is None:
+                return "NoPartition"
+            return {
+                "leader": part[LEADER],
+                "isr": list(part[ISR]),
+                "dirs": [name(d) for d in part[DIRS]],
+                "leaderEpoch": part[LEADER_EPOCH],
+                "partitionEpoch": part[PARTITION_EPOCH],
+            }
+
+        def message_view(m):
+            kind = MESSAGE_NAMES[m[0]]
+            if m[0] == REGISTER:
+                return f"{kind}(b{m[1]}, epoch {m[2]}, dirs {[name(d) for d in m[3]]})"
+            if m[0] in (HEARTBEAT, HEARTBEAT_RESPONSE):
+                return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[name(d) for d in m[3]]})"
+            if m[0] == ASSIGN:
+                return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {name(m[4])})"
+            if m[0] == ASSIGN_RESPONSE:
+                return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {name(m[4])}, {'ok' if m[5] else 'error'})"
+            if m[0] == REGISTER_RESPONSE:
+                return f"{kind}(b{m[1]}, epoch {m[2]}, {'ok' if m[3] else 'rejected'})"
+            return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]})"
+
+        return {
+            "brokerStatus": [STATUS_NAMES[x] for x in s[STATUS]],
+            "incarnation": list(s[INCARNATION]),
+            "dirIds": [[name(d) for d in ids] for ids in s[DIR_IDS]],
+            "dirState": [[DIR_STATE_NAMES[x] for x in st] for st in s[DIR_STATE]],
+            "logs": [[list(slot) for slot in per] for per in s[LOGS]],
+            "future": [list(f) for f in s[FUTURE]],
+            "queued": [[name(d) for d in q] for q in s[QUEUED]],
+            "brokerEpoch": list(s[BROKER_EPOCH]),
+            "fenced": list(s[FENCED]),
+            "onlineDirs": [[name(d) for d in dirs] for dirs in s[ONLINE_DIRS]],
+            "partition": [part_view(part) for part in s[PARTITION]],
+            "network": [message_view(m) for m in s[NETWORK]],
+            "nextUuid": name(s[NEXT_UUID]),
+            "dirFailures": s[DIR_FAILURES],
+            "lostMessages": s[LOST_MESSAGES],
+            "movesStarted": s[MOVES_STARTED],
+        }
+
+
+_INDEX = {name: i for i, name in enumerate(VARIABLES)}
+
+
+def _choice_param(choice) -> tuple:
+    """A format choice as action parameters of ints: per failed slot <<slot, uuid or 0 (repaired)>>.
+
+    Repaired is written (slot, -1); replaced with a fresh UUID (slot, -2); replaced with a
+    reserved UUID r (mutant only) (slot, r)."""
+    out = []
+    for option in choice:
+        if option[0] == "repaired":
+            out.append((option[1], -1))
+        elif option[2] is None:
+            out.append((option[1], -2))
+        else:
+            out.append((option[1], option[2]))
+    return tuple(out)
