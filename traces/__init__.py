@@ -1,0 +1,1 @@
+"""Counterexample traces: ITF JSON in and out."""

@@ -1,0 +1,34 @@
+# Everything on a fresh machine (Python 3.11, Java 17): `make run` and `make test` install what they need.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# apt-get needs root: use sudo when not root and sudo exists.
+SUDO   := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null && echo sudo)
+
+.PHONY: run test install system-packages bench clean
+
+run: install            ## the main job: check the Kafka model at the embedded default config
+	$(BIN)/kraftcheck check
+
+test: install           ## the whole test suite
+	$(BIN)/python -m pytest
+
+install: $(VENV)/.installed system-packages
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+# Debian's graphviz (`dot`) renders traces; installed only when missing.
+system-packages:
+	@command -v dot >/dev/null 2>&1 || { \
+		echo "installing Debian's graphviz"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; }
+
+bench: install          ## benchmarks; figures go to bench/README.md
+	$(BIN)/python bench/engine.py
+
+clean:
+	rm -rf $(VENV) out build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,53 @@
+"""A counterexample of the checker as an ITF trace file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from kraftcheck.checker.protocol import action_name, action_params
+from kraftcheck.checker.result import Counterexample
+
+from .itf import encode, trace_document, write_json_atomically
+
+#: The ``#meta`` action of the first state, which no action led to (TLA+'s Init).
+INIT_ACTION = "Init"
+
+
+def state_variables(model: Any, state: Any) -> dict[str, Any]:
+    """The variables of a state as a trace shows them: the model's ``describe``, else the raw state."""
+    describe = getattr(model, "describe", None)
+    if describe is None:
+        return {"state": state}
+    return dict(describe(state))
+
+
+def step_meta(action: Any) -> dict[str, Any]:
+    """The ``#meta`` entries for the action that led to a state."""
+    if action is None:
+        return {"action": INIT_ACTION}
+    return {"action": action_name(action), "params": [encode(p) for p in action_params(action)]}
+
+
+def counterexample_document(model: Any, counterexample: Counterexample, meta: dict[str, Any]) -> dict[str, Any]:
+    states = [state_variables(model, state) for _, state in counterexample.trace]
+    steps = [step_meta(action) for action, _ in counterexample.trace]
+    return trace_document(
+        states,
+        steps,
+        {
+            "source": "kraftcheck",
+            "kind": counterexample.kind,
+            "invariant": counterexample.name,
+            "length": counterexample.length,
+            **meta,
+        },
+    )
+
+
+def write_counterexample(
+    path: str | os.PathLike, model: Any, counterexample: Counterexample, meta: dict[str, Any]
+) -> Path:
+    """Write ``counterexample`` as an ITF file at ``path`` (atomically) and return the path."""
+    return write_json_atomically(path, counterexample_document(model, counterexample, meta))

@@ -1,0 +1,172 @@
+"""The Informal Trace Format (ITF) of Apalache and Quint: values and whole traces, in and out.
+
+An ITF trace is ``{"#meta": {...}, "vars": [...], "states": [{"#meta": {...}, var: value}],
+"loop": i?}``.  Values are JSON numbers, strings and booleans, lists (sequences), JSON
+objects (records), and the tagged forms ``{"#tup": [...]}``, ``{"#set": [...]}``,
+``{"#map": [[k, v], ...]}``, ``{"#bigint": "..."}`` (any integer outside +-(2**53 - 1),
+which JSON readers would round) and ``{"#unserializable": "..."}``.
+
+Python side: tuples are ``#tup``, lists are sequences, sets and frozensets are ``#set``,
+dicts with string keys are records and other dicts ``#map``, ``None`` is the
+unserializable ``"None"``.  Reading gives back hashable values where hashing is needed
+(set elements and map keys).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+#: Largest integer a JSON number carries exactly (2**53 - 1): beyond it, ``#bigint``.
+MAX_SAFE_INT = 2**53 - 1
+
+
+class TraceFormatError(ValueError):
+    """A file that is not a valid ITF trace."""
+
+
+def encode(value: Any) -> Any:
+    """A Python value as an ITF value."""
+    if isinstance(value, bool) or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value if -MAX_SAFE_INT <= value <= MAX_SAFE_INT else {"#bigint": str(value)}
+    if isinstance(value, tuple):
+        return {"#tup": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [encode(v) for v in value]
+        return {"#set": sorted(items, key=_sort_key)}
+    if isinstance(value, dict):
+        if all(isinstance(k, str) and not k.startswith("#") for k in value):
+            return {k: encode(v) for k, v in value.items()}
+        pairs = [[encode(k), encode(v)] for k, v in value.items()]
+        return {"#map": sorted(pairs, key=lambda kv: _sort_key(kv[0]))}
+    if value is None:
+        return {"#unserializable": "None"}
+    raise TypeError(f"cannot write {type(value).__name__} value {value!r} as ITF")
+
+
+def decode(value: Any) -> Any:
+    """An ITF value as a Python value (the inverse of :func:`encode`)."""
+    if isinstance(value, bool) or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        if value.is_integer():
+            return int(value)
+        raise TraceFormatError(f"ITF has no fractional numbers: {value!r}")
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if len(value) == 1:
+            (tag, body), = value.items()
+            if tag == "#bigint":
+                try:
+                    return int(body)
+                except (TypeError, ValueError):
+                    raise TraceFormatError(f"#bigint must hold a decimal integer string, not {body!r}") from None
+            if tag == "#tup":
+                return tuple(decode(v) for v in _list(tag, body))
+            if tag == "#set":
+                return frozenset(freeze(decode(v)) for v in _list(tag, body))
+            if tag == "#map":
+                pairs = _list(tag, body)
+                if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+                    raise TraceFormatError("#map must hold a list of [key, value] pairs")
+                return {freeze(decode(k)): decode(v) for k, v in pairs}
+            if tag == "#unserializable":
+                return None if body == "None" else body
+        if any(k.startswith("#") for k in value):
+            raise TraceFormatError(f"unknown ITF tag in {sorted(value)!r}")
+        return {k: decode(v) for k, v in value.items()}
+    if value is None:
+        raise TraceFormatError("ITF has no null value")
+    raise TraceFormatError(f"not an ITF value: {value!r}")
+
+
+def freeze(value: Any) -> Any:
+    """A hashable form of a decoded value: lists become tuples, dicts sorted pair tuples."""
+    if isinstance(value, list):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted(((freeze(k), freeze(v)) for k, v in value.items()), key=repr))
+    return value
+
+
+def _list(tag: str, body: Any) -> list:
+    if not isinstance(body, list):
+        raise TraceFormatError(f"{tag} must hold a list, not {type(body).__name__}")
+    return body
+
+
+def _sort_key(encoded: Any) -> str:
+    return json.dumps(encoded, sort_keys=True)
+
+
+def trace_document(
+    states: list[dict[str, Any]],
+    steps: list[dict[str, Any] | None],
+    meta: dict[str, Any],
+) -> dict[str, Any]:
+    """The ITF document of a trace: ``states[i]`` is variable -> Python value, ``steps[i]``
+    the ``#meta`` entries of the step that led to state ``i`` (``None`` for the first)."""
+    variables = list(states[0]) if states else []
+    document_states = []
+    for index, (state, step) in enumerate(zip(states, steps)):
+        state_meta = {"index": index, **(step or {})}
+        document_states.append({"#meta": state_meta, **{k: encode(v) for k, v in state.items()}})
+    return {
+        "#meta": {
+            "format": "ITF",
+            "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+            **meta,
+        },
+        "vars": variables,
+        "states": document_states,
+    }
+
+
+def write_json_atomically(path: str | os.PathLike, document: Any) -> Path:
+    """Write JSON so that a reader never sees a half-written file, and a failure leaves the old one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(document, out, indent=1, ensure_ascii=False)
+            out.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_trace(path: str | os.PathLike) -> dict[str, Any]:
+    """Read and validate an ITF file; values stay in their ITF form (see :func:`decode`)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except FileNotFoundError:
+        raise TraceFormatError(f"no such trace file: {path}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise TraceFormatError(f"{path} is not JSON: {e}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("states"), list):
+        raise TraceFormatError(f"{path} is not an ITF trace: it has no list of states")
+    variables = document.get("vars", [])
+    if not isinstance(variables, list) or not all(isinstance(v, str) for v in variables):
+        raise TraceFormatError(f"{path}: 'vars' must be a list of variable names")
+    for i, state in enumerate(document["states"]):
+        if not isinstance(state, dict):
+            raise TraceFormatError(f"{path}: state {i} is not a JSON object")
+        missing = [v for v in variables if v not in state]
+        if missing:
+            raise TraceFormatError(f"{path}: state {i} lacks variable {missing[0]!r}")
+    loop = document.get("loop")
+    if loop is not None and not (isinstance(loop, int) and 0 <= loop < len(document["states"])):
+        raise TraceFormatError(f"{path}: 'loop' must be the index of a state")
+    return document
