@@ -37,7 +37,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-ENGINES = ("local",)
+ENGINES = ("local", "spark")
 
 
 def _engine(text: str) -> str:
@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", parents=[model_source], help="explore every reachable state",
                                 description="Explore every reachable state and check every invariant.")
     check.add_argument("--engine", type=_engine, default="local", help=f"search engine: {', '.join(ENGINES)} (default: local)")
+    check.add_argument("--spark-master", metavar="URL",
+                       help="Spark master for --engine spark: local[N], spark://HOST:PORT or sc://HOST:PORT "
+                            "(default: $SPARK_MASTER, else local[*])")
     check.add_argument("--json", metavar="PATH", help="write a JSON summary to PATH")
     check.add_argument("--trace-dir", metavar="DIR", help=f"where traces go (default: ./{DEFAULT_TRACE_DIR})")
     check.add_argument("--max-states", type=_positive, metavar="N", help="stop after N distinct states")
@@ -84,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", parents=[model_source], help="show invariants, actions and mutants")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(run=run_list)
+
+    from kraftcheck.traces.commands import register as register_trace_commands
+
+    register_trace_commands(commands)
     return parser
 
 
@@ -129,8 +136,8 @@ def run_check(args) -> int:
         print(f"checking {config.model} with {config.source or 'no config file'} ({args.engine} engine)", file=out)
     reporter = progress_reporter(args.quiet)
     try:
-        result = explore(model, progress=reporter, **options)
-    except (KeyboardInterrupt, NondeterministicModel):
+        result = run_engine(args, config, model, options, reporter)
+    except (KeyboardInterrupt, NondeterministicModel, ConfigError):
         raise
     except Exception as e:  # the model's own code failed: say where, briefly
         return _model_failed(e)
@@ -147,6 +154,15 @@ def run_check(args) -> int:
         except OSError as e:
             raise ConfigError(f"cannot write the summary to {args.json}: {e.strerror}") from None
     return result.exit_code
+
+
+def run_engine(args, config: CheckConfig, model, options: dict[str, Any], reporter) -> Result:
+    """Run the chosen engine; both return the same Result."""
+    if args.engine == "spark":
+        from .spark import explore_spark
+
+        return explore_spark(config, master=args.spark_master, progress=reporter, **options)
+    return explore(model, progress=reporter, **options)
 
 
 def _search_options(config: CheckConfig, args) -> dict[str, Any]:

@@ -103,7 +103,7 @@ def test_list_json():
     (["check", "--model", "tests.models:diehard", "--max-depth", "x"],
      "kraftcheck: error: argument --max-depth: expected a positive integer, got 'x' (see 'kraftcheck check --help')"),
     (["check", "--engine", "warp"],
-     "kraftcheck: error: argument --engine: unknown engine 'warp' (known: local) (see 'kraftcheck check --help')"),
+     "kraftcheck: error: argument --engine: unknown engine 'warp' (known: local, spark) (see 'kraftcheck check --help')"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     p = kraftcheck(*args)
