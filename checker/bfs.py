@@ -26,18 +26,15 @@ from typing import Callable
 from xxhash import xxh3_64_intdigest as _xxh3
 
 from .fingerprint import fingerprint_function, marshals_directly
+from .path import NondeterministicModel, counterexamples  # noqa: F401  (NondeterministicModel: re-exported)
 from .protocol import Action, Model, State, action_name
-from .result import DEADLOCK_NAME, Counterexample, Result
+from .result import Result
 
 _NO_PARENT = -1
 _first = itemgetter(0)
 _dumps = marshal.dumps
 #: Expanded states between two progress reports (a power of two minus one, used as a mask).
 _REPORT_EVERY = (1 << 12) - 1
-
-
-class NondeterministicModel(RuntimeError):
-    """Re-executing the recorded steps did not lead back to the recorded state."""
 
 
 @dataclass
@@ -266,36 +263,14 @@ class _Search:
 
     # ---------------------------------------------------------------- traces
 
-    def trace_to(self, index: int) -> list[tuple[Action | None, State]]:
-        """Rebuild the path to state ``index`` by re-executing its recorded steps."""
+    def chain_to(self, index: int) -> list[int]:
+        """The recorded steps to state ``index``: its initial state's position, then each step's."""
         chain = []
         while index != _NO_PARENT:
             chain.append(self.ordinals[index])
             index = self.parents[index]
         chain.reverse()
-        state = list(self.model.init_states())[chain[0]]
-        trace: list[tuple[Action | None, State]] = [(None, state)]
-        for ordinal in chain[1:]:
-            trace.append(self._step(state, ordinal))
-            state = trace[-1][1]
-        return trace
-
-    def _step(self, state, ordinal):
-        succ = list(self.model.successors(state))
-        if ordinal >= len(succ):
-            raise NondeterministicModel(
-                "re-executing a recorded step found fewer successors than during the search: "
-                "the model's successors() must be deterministic"
-            )
-        return succ[ordinal]
-
-    def _counterexample(self, kind, name, trace, still_bad) -> Counterexample:
-        if not still_bad(trace):
-            raise NondeterministicModel(
-                f"the rebuilt trace for {name} does not end where the search found it: "
-                "the model's successors() must be deterministic"
-            )
-        return Counterexample(kind, name, trace)
+        return chain
 
     # ---------------------------------------------------------------- result
 
@@ -307,27 +282,12 @@ class _Search:
 
     def _finish(self, level_seconds) -> Result:
         r = self.result
-        for name, holds in self.invariants.items():  # declaration order, not discovery order
-            if name in self.bad_states:
-                trace = self.trace_to(self.bad_states[name])
-                r.violations.append(
-                    self._counterexample("invariant", name, trace, lambda t, holds=holds: not holds(t[-1][1]))
-                )
-        for name, holds in self.action_invariants.items():
-            if name in self.bad_steps:
-                parent, ordinal = self.bad_steps[name]
-                trace = self.trace_to(parent)
-                trace.append(self._step(trace[-1][1], ordinal))
-                r.violations.append(
-                    self._counterexample(
-                        "action", name, trace, lambda t, holds=holds: not holds(t[-2][1], t[-1][0], t[-1][1])
-                    )
-                )
-        if self.deadlocked is not None:
-            trace = self.trace_to(self.deadlocked)
-            r.deadlock = self._counterexample(
-                "deadlock", DEADLOCK_NAME, trace, lambda t: not any(True for _ in self.model.successors(t[-1][1]))
-            )
+        r.violations, r.deadlock = counterexamples(
+            self.model,
+            {name: self.chain_to(index) for name, index in self.bad_states.items()},
+            {name: self.chain_to(parent) + [ordinal] for name, (parent, ordinal) in self.bad_steps.items()},
+            None if self.deadlocked is None else self.chain_to(self.deadlocked),
+        )
         r.distinct_states = self.distinct
         r.generated_states = self.generated
         r.depth = self.depth
