@@ -637,11 +637,11 @@ class KRaftJBOD:
                 if part is None or b not in self.replicas[p]:
                     continue
                 if self.replica_dir(part, p, b) in newly:
+                    if self.mutant == "foreign_offline_dirs":
+                        n = self._with(n, partition=_set(n[PARTITION], p, self._remove_by_senders_dirs(n, p, b)))
                     parts[p] = self.change_partition(
                         n, p, remove=b, keep_in_isr=self.mutant == "keep_offline_replica_in_isr"
                     )
-                    if self.mutant == "foreign_offline_dirs":
-                        parts[p] = self._remove_by_senders_dirs(n, parts[p], p, b)
             n = self._with(n, partition=tuple(parts))
         # 2. Unfencing (only for a current heartbeat).
         if current and n[FENCED][b]:
@@ -662,13 +662,14 @@ class KRaftJBOD:
             n = self._with(n, network=_bag_add(n[NETWORK], (HEARTBEAT_RESPONSE, b, epoch, offline)))
         return n
 
-    def _remove_by_senders_dirs(self, s, part, p, b):
-        """Mutant foreign_offline_dirs: judge other replicas against the sender's online dirs."""
-        s2 = self._with(s, partition=_set(s[PARTITION], p, part))
+    def _remove_by_senders_dirs(self, s, p, b):
+        """Mutant foreign_offline_dirs: the other replicas of p are judged against the sender's
+        online directories, and those found "offline" are taken out first."""
+        part = s[PARTITION][p]
         for r in self.replicas[p]:
             if r != b and not is_online(self.replica_dir(part, p, r), s[ONLINE_DIRS][b]):
-                part = self.change_partition(s2, p, remove=r)
-                s2 = self._with(s2, partition=_set(s2[PARTITION], p, part))
+                part = self.change_partition(s, p, remove=r)
+                s = self._with(s, partition=_set(s[PARTITION], p, part))
         return part
 
     def ControllerFencesExpiredBroker(self, s, b):
