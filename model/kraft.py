@@ -354,7 +354,7 @@ class KRaftJBOD:
             return None
         if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, epoch):
             return None
-        dirs = () if self.legacy[b] else tuple(sorted(s[DIR_IDS][b]))
+        dirs = () if self.legacy[b] else s[DIR_IDS][b]  # in slot order, as the broker loaded them
         return self._with(s, network=_bag_add(s[NETWORK], (REGISTER, b, epoch, dirs)))
 
     def BrokerReceivesRegistrationResponse(self, s, m):
@@ -601,7 +601,7 @@ class KRaftJBOD:
             network=_bag_add(net, (REGISTER_RESPONSE, b, epoch, True)),
             brokerEpoch=_set(s[BROKER_EPOCH], b, epoch),
             fenced=_set(s[FENCED], b, True),
-            onlineDirs=_set(s[ONLINE_DIRS], b, dirs),
+            onlineDirs=_set(s[ONLINE_DIRS], b, tuple(sorted(set(dirs)))),
         )
         parts = tuple(
             self.change_partition(n, p, remove=b) if n[PARTITION][p] is not None and b in self.replicas[p] else n[PARTITION][p]
@@ -782,26 +782,32 @@ class KRaftJBOD:
                 out.append((action, n))
 
         for b in self.brokers:
-            for choice in self.format_choices(s, b):
-                add(("BrokerStarts", b, _choice_param(choice)), self.BrokerStarts(s, b, choice))
-            add(("BrokerSendsRegistration", b), self.BrokerSendsRegistration(s, b))
-            add(("BrokerCrashes", b), self.BrokerCrashes(s, b))
-            for i in self.slots:
-                add(("BrokerFailsDir", b, i), self.BrokerFailsDir(s, b, i))
-            add(("BrokerSendsHeartbeat", b), self.BrokerSendsHeartbeat(s, b))
-            for p in self.partitions:
-                add(("BrokerConsumesMetadata", b, p), self.BrokerConsumesMetadata(s, b, p))
-            for p in self.partitions:
-                add(("BrokerSendsAssignment", b, p), self.BrokerSendsAssignment(s, b, p))
-            add(("BrokerShutsDownOnDirFailureTimeout", b), self.BrokerShutsDownOnDirFailureTimeout(s, b))
-            if self.settings.moves:
-                for p in self.partitions:
-                    for t in self.slots:
-                        add(("BrokerStartsMove", b, p, t), self.BrokerStartsMove(s, b, p, t))
-                    add(("BrokerFutureCaughtUp", b, p), self.BrokerFutureCaughtUp(s, b, p))
-            if self.settings.alter_replica_state:
-                for p in self.partitions:
-                    add(("BrokerSendsAlterReplicaState", b, p), self.BrokerSendsAlterReplicaState(s, b, p))
+            # Only the actions a broker's status can enable are tried (the others' guards are false).
+            status = s[STATUS][b]
+            if status == OFF:
+                for choice in self.format_choices(s, b):
+                    add(("BrokerStarts", b, _choice_param(choice)), self.BrokerStarts(s, b, choice))
+            else:
+                if status == STARTING:
+                    add(("BrokerSendsRegistration", b), self.BrokerSendsRegistration(s, b))
+                add(("BrokerCrashes", b), self.BrokerCrashes(s, b))
+                for i in self.slots:
+                    add(("BrokerFailsDir", b, i), self.BrokerFailsDir(s, b, i))
+                if status == RUNNING:
+                    add(("BrokerSendsHeartbeat", b), self.BrokerSendsHeartbeat(s, b))
+                    for p in self.partitions:
+                        add(("BrokerConsumesMetadata", b, p), self.BrokerConsumesMetadata(s, b, p))
+                    for p in self.partitions:
+                        add(("BrokerSendsAssignment", b, p), self.BrokerSendsAssignment(s, b, p))
+                    add(("BrokerShutsDownOnDirFailureTimeout", b), self.BrokerShutsDownOnDirFailureTimeout(s, b))
+                    if self.settings.moves:
+                        for p in self.partitions:
+                            for t in self.slots:
+                                add(("BrokerStartsMove", b, p, t), self.BrokerStartsMove(s, b, p, t))
+                            add(("BrokerFutureCaughtUp", b, p), self.BrokerFutureCaughtUp(s, b, p))
+                    if self.settings.alter_replica_state:
+                        for p in self.partitions:
+                            add(("BrokerSendsAlterReplicaState", b, p), self.BrokerSendsAlterReplicaState(s, b, p))
             add(("ControllerFencesExpiredBroker", b), self.ControllerFencesExpiredBroker(s, b))
         for p in self.partitions:
             add(("ControllerCreatesPartition", p), self.ControllerCreatesPartition(s, p))

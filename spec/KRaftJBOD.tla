@@ -1,0 +1,733 @@
+------------------------------ MODULE KRaftJBOD ------------------------------
+(***************************************************************************)
+(* KRaft controller, brokers and log directories: KIP-858 (JBOD), KIP-589  *)
+(* (broker-epoch gated replica state), the controller's leader election   *)
+(* and KIP-1275 (designated leader elections).                             *)
+(*                                                                         *)
+(* The Python model in model/kraft.py mirrors this module one to one: the  *)
+(* same variables, one function per action named like the operator here,   *)
+(* the same invariants; TLC on a .cfg and `kraftcheck check` on the .toml  *)
+(* of the same name must report the same number of distinct states.        *)
+(***************************************************************************)
+EXTENDS Naturals, Integers, Sequences, FiniteSets, Bags, TLC
+
+CONSTANTS
+    NumBrokers,               \* brokers 0 .. NumBrokers - 1
+    DirsPerBroker,            \* log directories (slots) per broker
+    NumPartitions,            \* partitions 0 .. NumPartitions - 1
+    ReplicationFactor,        \* partition p is on brokers p, p+1, ... (mod NumBrokers)
+    MaxRestarts,              \* restarts in the whole run, beyond each broker's first start
+    MaxDirFailures,           \* directory failures in the whole run
+    MaxMessages,              \* messages in flight at once
+    MaxLosses,                \* messages the network may lose in the whole run
+    LegacyBrokers,            \* brokers 0 .. LegacyBrokers - 1 register no directories
+    MaxMoves,                 \* intra-broker replica moves in the whole run
+    AlterReplicaStateEnabled, \* KIP-589's AlterReplicaState path
+    DesignatedEnabled,        \* KIP-1275's designated elections
+    Mutant,                   \* "none", or the name of a bug put back (see spec/README.md)
+    NoPartition               \* model value: a partition not yet created
+
+Brokers == 0 .. NumBrokers - 1
+Slots == 0 .. DirsPerBroker - 1
+Partitions == 0 .. NumPartitions - 1
+Replicas(p) == [k \in 1 .. ReplicationFactor |-> (p + k - 1) % NumBrokers]
+ReplicaSet(p) == {Replicas(p)[k] : k \in 1 .. ReplicationFactor}
+Legacy(b) == b < LegacyBrokers
+
+Min(S) == CHOOSE x \in S : \A y \in S : x <= y
+Range(seq) == {seq[k] : k \in DOMAIN seq}
+
+(* The directory UUID space, shrunk to small ints (KIP-858 "Reserved UUIDs"). *)
+UNASSIGNED == 0   \* Uuid(0, 0): not yet known where the replica lives
+LOST == 1         \* Uuid(0, 1): in some offline directory that cannot be named
+MIGRATING == 2    \* Uuid(0, 2): placed before directory assignment existed
+RESERVED3 == 3    \* Uuid(0, 3): one of the other reserved values
+FIRST_REAL == 4
+Reserved == {UNASSIGNED, LOST, MIGRATING, RESERVED3}
+IsReserved(u) == u < FIRST_REAL
+
+NONE == -1        \* no slot, nothing queued
+NoLeader == -1
+
+VARIABLES
+    brokerStatus,  \* broker -> "OFF" | "STARTING" | "RUNNING"
+    incarnation,   \* broker -> number of starts; also the broker epoch of that incarnation
+    dirIds,        \* broker -> slot -> directory UUID in the slot's meta.properties
+    dirState,      \* broker -> slot -> "HEALTHY" | "FAILED" | "FAILED_ACKED"
+    logs,          \* broker -> slot -> partitions whose (main) log is on that disk
+    future,        \* broker -> partition -> slot of the future replica, or NONE
+    queued,        \* broker -> partition -> directory queued for AssignReplicasToDirs, or NONE
+    brokerEpoch,   \* controller: broker -> registered broker epoch (0: never registered)
+    fenced,        \* controller: broker -> fenced?
+    onlineDirs,    \* controller: broker -> online directories of its registration
+    partition,     \* controller: partition -> NoPartition or its record
+    network,       \* bag of messages in flight
+    nextUuid,      \* the next fresh directory UUID
+    dirFailures,   \* directory failures so far
+    lostMessages,  \* messages lost so far
+    movesStarted   \* replica moves started so far
+
+vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
+          brokerEpoch, fenced, onlineDirs, partition, network,
+          nextUuid, dirFailures, lostMessages, movesStarted>>
+brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued>>
+controllerVars == <<brokerEpoch, fenced, onlineDirs, partition>>
+counters == <<nextUuid, dirFailures, lostMessages, movesStarted>>
+
+-----------------------------------------------------------------------------
+(* Helpers *)
+
+SlotOnline(b, i) == dirState[b][i] = "HEALTHY"
+SlotFailed(b, i) == dirState[b][i] # "HEALTHY"
+FailedSlots(b) == {i \in Slots : SlotFailed(b, i)}
+OnlineSlots(b) == {i \in Slots : SlotOnline(b, i)}
+MainSlots(b, p) == {i \in Slots : p \in logs[b][i]}
+Load(b, i) == Cardinality(logs[b][i]) + Cardinality({p \in Partitions : future[b][p] = i})
+\* Where a broker places a new replica: the online directory with the fewest logs.
+LeastLoadedOnlineSlot(b) ==
+    CHOOSE i \in OnlineSlots(b) :
+        \A j \in OnlineSlots(b) : Load(b, i) < Load(b, j) \/ (Load(b, i) = Load(b, j) /\ i <= j)
+
+Registered(b) == brokerEpoch[b] > 0
+EpochIsCurrent(b, e) == Registered(b) /\ brokerEpoch[b] = e
+
+\* DirectoryId.isOnline: a broker that registered no directories has all of them online.
+IsOnline(d, online) ==
+    IF d \in {UNASSIGNED, MIGRATING} THEN TRUE
+    ELSE IF d = LOST THEN FALSE
+    ELSE IF online = {} THEN TRUE
+    ELSE d \in online
+
+DirOnlineInMetadata(b, d) == Registered(b) /\ IsOnline(d, onlineDirs[b])
+
+\* The controller's own check, where the directory mutants put their bugs back.
+ControllerThinksOnline(b, d, od) ==
+    IF Mutant = "elect_ignoring_dirs" THEN TRUE
+    ELSE IF Mutant = "no_dirs_all_offline" /\ od[b] = {} THEN d \in {UNASSIGNED, MIGRATING}
+    ELSE IsOnline(d, od[b])
+
+AcceptableLeader(b, d, ep, fen, od) == ep[b] > 0 /\ ~fen[b] /\ ControllerThinksOnline(b, d, od)
+
+DefaultDir(b) ==
+    IF onlineDirs[b] = {} THEN MIGRATING
+    ELSE IF Cardinality(onlineDirs[b]) = 1 THEN CHOOSE d \in onlineDirs[b] : TRUE
+    ELSE UNASSIGNED
+
+(* PartitionChangeBuilder: remove a broker from the ISR (never the last member), then elect  *)
+(* (clean: the current leader if still acceptable, else the first acceptable ISR replica in   *)
+(* replica order, else no leader).  Every change bumps the partition epoch, a leader change  *)
+(* the leader epoch.  ep, fen, od: the controller state the election looks at.               *)
+ChangePartition(part, p, remove, newDirs, keepInIsr, ep, fen, od) ==
+    LET isr == IF remove # NONE /\ remove \in part.isr /\ Cardinality(part.isr) > 1 /\ ~keepInIsr
+               THEN part.isr \ {remove} ELSE part.isr
+        Ok(r) == AcceptableLeader(r, newDirs[r], ep, fen, od)
+        candidates == {k \in 1 .. ReplicationFactor : Replicas(p)[k] \in isr /\ Ok(Replicas(p)[k])}
+        newLeader == IF part.leader # NoLeader /\ part.leader \in isr /\ Ok(part.leader) THEN part.leader
+                     ELSE IF candidates = {} THEN NoLeader
+                     ELSE Replicas(p)[Min(candidates)]
+    IN IF newLeader = part.leader /\ isr = part.isr /\ newDirs = part.dirs THEN part
+       ELSE [leader |-> newLeader, isr |-> isr, dirs |-> newDirs,
+             leaderEpoch |-> part.leaderEpoch + (IF newLeader # part.leader THEN 1 ELSE 0),
+             partitionEpoch |-> part.partitionEpoch + 1]
+
+Room == BagCardinality(network) < MaxMessages
+InFlight(kinds, b, e) == \E m \in BagToSet(network) : m.kind \in kinds /\ m.broker = b /\ m.epoch = e
+InFlightFor(kinds, b, e, p) ==
+    \E m \in BagToSet(network) : m.kind \in kinds /\ m.broker = b /\ m.epoch = e /\ m.partition = p
+
+RECURSIVE SumOver(_, _)
+SumOver(f, S) == IF S = {} THEN 0 ELSE LET x == CHOOSE x \in S : TRUE IN f[x] + SumOver(f, S \ {x})
+RestartsUsed == SumOver([b \in Brokers |-> IF incarnation[b] > 1 THEN incarnation[b] - 1 ELSE 0], Brokers)
+
+\* A broker process stops: in-memory queues are gone; logs, futures and disk health stay.
+BrokerDown(b) ==
+    /\ brokerStatus' = [brokerStatus EXCEPT ![b] = "OFF"]
+    /\ queued' = [queued EXCEPT ![b] = [p \in Partitions |-> NONE]]
+
+-----------------------------------------------------------------------------
+(* Init: every broker formatted (distinct real UUIDs) and off; nothing registered. *)
+
+Init ==
+    /\ brokerStatus = [b \in Brokers |-> "OFF"]
+    /\ incarnation = [b \in Brokers |-> 0]
+    /\ dirIds = [b \in Brokers |-> [i \in Slots |-> FIRST_REAL + b * DirsPerBroker + i]]
+    /\ dirState = [b \in Brokers |-> [i \in Slots |-> "HEALTHY"]]
+    /\ logs = [b \in Brokers |-> [i \in Slots |-> {}]]
+    /\ future = [b \in Brokers |-> [p \in Partitions |-> NONE]]
+    /\ queued = [b \in Brokers |-> [p \in Partitions |-> NONE]]
+    /\ brokerEpoch = [b \in Brokers |-> 0]
+    /\ fenced = [b \in Brokers |-> TRUE]
+    /\ onlineDirs = [b \in Brokers |-> {}]
+    /\ partition = [p \in Partitions |-> NoPartition]
+    /\ network = EmptyBag
+    /\ nextUuid = FIRST_REAL + NumBrokers * DirsPerBroker
+    /\ dirFailures = 0
+    /\ lostMessages = 0
+    /\ movesStarted = 0
+
+-----------------------------------------------------------------------------
+(* Broker actions *)
+
+REPAIRED == -1   \* a failed directory's fate at restart: repaired (same UUID, logs back)
+REPLACED == -2   \* ... or replaced: formatted anew with a fresh UUID
+Fates == {REPAIRED, REPLACED} \cup (IF Mutant = "reserved_uuids" THEN Reserved ELSE {})
+
+\* A new incarnation: each failed directory comes back repaired or replaced (under the mutant,
+\* formatted with a reserved UUID).  The fates are the action's parameter, as in Python.
+BrokerStarts(b) ==
+    /\ brokerStatus[b] = "OFF"
+    /\ incarnation[b] > 0 => RestartsUsed < MaxRestarts
+    /\ \E fate \in [FailedSlots(b) -> Fates] :
+        LET fresh == {i \in FailedSlots(b) : fate[i] = REPLACED}
+            wiped == {i \in FailedSlots(b) : fate[i] # REPAIRED}
+            NewId(i) == IF i \in fresh THEN nextUuid + Cardinality({j \in fresh : j < i})
+                        ELSE IF i \in wiped THEN fate[i] ELSE dirIds[b][i]
+        IN /\ brokerStatus' = [brokerStatus EXCEPT ![b] = "STARTING"]
+           /\ incarnation' = [incarnation EXCEPT ![b] = @ + 1]
+           /\ dirIds' = [dirIds EXCEPT ![b] = [i \in Slots |-> NewId(i)]]
+           /\ dirState' = [dirState EXCEPT ![b] = [i \in Slots |-> "HEALTHY"]]
+           /\ logs' = [logs EXCEPT ![b] = [i \in Slots |-> IF i \in wiped THEN {} ELSE logs[b][i]]]
+           /\ future' = [future EXCEPT ![b] = [p \in Partitions |->
+                            IF future[b][p] \in wiped THEN NONE ELSE future[b][p]]]
+           /\ nextUuid' = nextUuid + Cardinality(fresh)
+           /\ UNCHANGED <<queued, controllerVars, network, dirFailures, lostMessages, movesStarted>>
+
+RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
+
+BrokerSendsRegistration(b) ==
+    /\ brokerStatus[b] = "STARTING"
+    /\ Room
+    /\ ~InFlight({"Register", "RegisterResponse"}, b, incarnation[b])
+    /\ network' = BagAdd(network, [kind |-> "Register", broker |-> b, epoch |-> incarnation[b],
+                                   dirs |-> RegistrationDirs(b)])
+    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+
+BrokerReceivesRegistrationResponse(m) ==
+    LET b == m.broker IN
+    /\ m.kind = "RegisterResponse"
+    /\ network' = BagRemove(network, m)
+    /\ IF brokerStatus[b] # "STARTING" \/ m.epoch # incarnation[b]
+       THEN UNCHANGED brokerVars                           \* an answer to an earlier incarnation
+       ELSE IF m.ok
+       THEN /\ brokerStatus' = [brokerStatus EXCEPT ![b] = "RUNNING"]
+            /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future, queued>>
+       ELSE /\ BrokerDown(b)                                \* rejected: fails to start
+            /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future>>
+    /\ UNCHANGED <<controllerVars, counters>>
+
+BrokerCrashes(b) ==
+    /\ brokerStatus[b] # "OFF"
+    /\ BrokerDown(b)
+    /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future, controllerVars, network, counters>>
+
+\* A log directory fails.  A move whose destination failed is reverted; one whose source
+\* failed is assigned to LOST (KAFKA-16297).  With no directory left the broker stops.
+BrokerFailsDir(b, i) ==
+    /\ brokerStatus[b] # "OFF"
+    /\ SlotOnline(b, i)
+    /\ dirFailures < MaxDirFailures
+    /\ LET states == [dirState[b] EXCEPT ![i] = "FAILED"]
+           DestFailed(p) == future[b][p] = i
+           SourceFailed(p) == future[b][p] # NONE /\ future[b][p] # i /\ i \in MainSlots(b, p)
+           newQueued == [p \in Partitions |->
+               IF DestFailed(p)
+               THEN IF Mutant # "no_revert_on_dest_failure" /\ MainSlots(b, p) # {}
+                    THEN dirIds[b][Min(MainSlots(b, p))] ELSE queued[b][p]
+               ELSE IF SourceFailed(p) THEN LOST ELSE queued[b][p]]
+           allFailed == \A j \in Slots : states[j] # "HEALTHY"
+       IN /\ dirState' = [dirState EXCEPT ![b] = states]
+          /\ future' = [future EXCEPT ![b] = [p \in Partitions |->
+                            IF DestFailed(p) \/ SourceFailed(p) THEN NONE ELSE future[b][p]]]
+          /\ IF allFailed
+             THEN BrokerDown(b)
+             ELSE /\ queued' = [queued EXCEPT ![b] = newQueued]
+                  /\ UNCHANGED brokerStatus
+    /\ dirFailures' = dirFailures + 1
+    /\ UNCHANGED <<incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted>>
+
+\* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs).
+BrokerSendsHeartbeat(b) ==
+    /\ brokerStatus[b] = "RUNNING"
+    /\ Room
+    /\ ~InFlight({"Heartbeat", "HeartbeatResponse"}, b, incarnation[b])
+    /\ network' = BagAdd(network, [kind |-> "Heartbeat", broker |-> b, epoch |-> incarnation[b],
+                                   offline |-> {dirIds[b][i] : i \in FailedSlots(b)}])
+    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+
+BrokerReceivesHeartbeatResponse(m) ==
+    LET b == m.broker IN
+    /\ m.kind = "HeartbeatResponse"
+    /\ network' = BagRemove(network, m)
+    /\ IF brokerStatus[b] # "RUNNING" \/ m.epoch # incarnation[b]
+       THEN UNCHANGED dirState
+       ELSE dirState' = [dirState EXCEPT ![b] = [i \in Slots |->
+                IF dirState[b][i] = "FAILED" /\ dirIds[b][i] \in m.offline THEN "FAILED_ACKED"
+                ELSE dirState[b][i]]]
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, logs, future, queued, controllerVars, counters>>
+
+\* What a broker does on seeing partition p's latest metadata (KIP-858 "Replica management").
+ConsumeOutcome(b, p) ==
+    LET md == partition[p].dirs[b]
+        main == MainSlots(b, p)
+        mainOnline == {i \in main : SlotOnline(b, i)}
+        named == {i \in Slots : dirIds[b][i] = md}
+        fut == future[b][p]
+        CreateQueue == [what |-> "create+queue", slot |-> LeastLoadedOnlineSlot(b)]
+        Queue(i) == [what |-> "queue", slot |-> i]
+        Nothing == [what |-> "nothing", slot |-> NONE]
+    IN IF md \in {UNASSIGNED, MIGRATING}
+       THEN IF mainOnline # {} THEN Queue(Min(mainOnline))
+            ELSE IF main # {} THEN Nothing        \* the only copy is on a failed disk
+            ELSE CreateQueue
+       ELSE IF named # {} /\ SlotOnline(b, Min(named))
+       THEN IF fut = Min(named) THEN [what |-> "promote", slot |-> fut]
+            ELSE IF main = {} THEN [what |-> "create", slot |-> Min(named)]
+            ELSE IF Min(named) \in main THEN Nothing
+            ELSE IF mainOnline # {} THEN Queue(Min(mainOnline))   \* moved while down
+            ELSE Nothing
+       \* The assigned directory is offline, LOST or unknown to this broker.
+       ELSE IF FailedSlots(b) # {}
+       THEN IF Mutant = "recreate_elsewhere" /\ mainOnline = {} THEN CreateQueue
+            ELSE Nothing                          \* never recreate it elsewhere (KAFKA-16234)
+       ELSE IF mainOnline # {} THEN Queue(Min(mainOnline))
+       ELSE IF main # {} THEN Nothing
+       ELSE CreateQueue
+
+\* Swap a caught-up future replica in: it becomes the replica, the source is deleted.
+PromotedLogs(b, p) ==
+    [i \in Slots |-> IF i = future[b][p] THEN logs[b][i] \cup {p}
+                     ELSE IF Mutant = "keep_source_after_promotion" THEN logs[b][i]
+                     ELSE logs[b][i] \ {p}]
+
+BrokerConsumesMetadata(b, p) ==
+    /\ brokerStatus[b] = "RUNNING"
+    /\ partition[p] # NoPartition
+    /\ b \in ReplicaSet(p)
+    /\ queued[b][p] = NONE
+    /\ LET o == ConsumeOutcome(b, p) IN
+       /\ o.what # "nothing"
+       /\ IF o.what = "promote"
+          THEN /\ logs' = [logs EXCEPT ![b] = PromotedLogs(b, p)]
+               /\ future' = [future EXCEPT ![b][p] = NONE]
+               /\ UNCHANGED queued
+          ELSE /\ logs' = IF o.what \in {"create", "create+queue"}
+                          THEN [logs EXCEPT ![b][o.slot] = @ \cup {p}] ELSE logs
+               /\ queued' = IF o.what \in {"queue", "create+queue"}
+                            THEN [queued EXCEPT ![b][p] = dirIds[b][o.slot]] ELSE queued
+               /\ UNCHANGED future
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, controllerVars, network, counters>>
+
+\* Send the queued AssignReplicasToDirs entry for p (one in flight per partition).
+BrokerSendsAssignment(b, p) ==
+    /\ brokerStatus[b] = "RUNNING"
+    /\ queued[b][p] # NONE
+    /\ Room
+    /\ ~InFlightFor({"Assign", "AssignResponse"}, b, incarnation[b], p)
+    /\ network' = BagAdd(network, [kind |-> "Assign", broker |-> b, epoch |-> incarnation[b],
+                                   partition |-> p, dir |-> queued[b][p]])
+    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+
+\* Success clears the entry (and promotes a future replica the assignment moved); an error
+\* drops the entry rather than retrying it forever (KAFKA-16886).
+BrokerReceivesAssignmentResponse(m) ==
+    LET b == m.broker
+        p == m.partition
+    IN /\ m.kind = "AssignResponse"
+       /\ network' = BagRemove(network, m)
+       /\ IF brokerStatus[b] # "RUNNING" \/ m.epoch # incarnation[b] \/ queued[b][p] # m.dir
+          THEN UNCHANGED <<logs, future, queued>>         \* stale, or superseded
+          ELSE IF m.ok /\ future[b][p] # NONE /\ dirIds[b][future[b][p]] = m.dir
+          THEN /\ logs' = [logs EXCEPT ![b] = PromotedLogs(b, p)]
+               /\ future' = [future EXCEPT ![b][p] = NONE]
+               /\ queued' = [queued EXCEPT ![b][p] = NONE]
+          ELSE /\ queued' = [queued EXCEPT ![b][p] = NONE]
+               /\ UNCHANGED <<logs, future>>
+       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, controllerVars, counters>>
+
+\* log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged.
+BrokerShutsDownOnDirFailureTimeout(b) ==
+    /\ brokerStatus[b] = "RUNNING"
+    /\ \E i \in Slots : dirState[b][i] = "FAILED"
+    /\ BrokerDown(b)
+    /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future, controllerVars, network, counters>>
+
+\* AlterReplicaLogDirs: start a future replica of p in another online directory.
+BrokerStartsMove(b, p, t) ==
+    /\ movesStarted < MaxMoves
+    /\ brokerStatus[b] = "RUNNING"
+    /\ future[b][p] = NONE
+    /\ queued[b][p] = NONE
+    /\ Cardinality(MainSlots(b, p)) = 1
+    /\ \A s \in MainSlots(b, p) : SlotOnline(b, s) /\ t # s
+    /\ SlotOnline(b, t)
+    /\ future' = [future EXCEPT ![b][p] = t]
+    /\ movesStarted' = movesStarted + 1
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, controllerVars,
+                   network, nextUuid, dirFailures, lostMessages>>
+
+\* The future replica caught up: move the assignment first, promote once acknowledged.
+BrokerFutureCaughtUp(b, p) ==
+    /\ brokerStatus[b] = "RUNNING"
+    /\ future[b][p] # NONE
+    /\ queued[b][p] = NONE
+    /\ queued' = [queued EXCEPT ![b][p] = dirIds[b][future[b][p]]]
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, controllerVars,
+                   network, counters>>
+
+\* KIP-589: tell the controller a replica went offline, with the broker epoch.
+BrokerSendsAlterReplicaState(b, p) ==
+    LET m == [kind |-> "AlterReplicaState", broker |-> b, epoch |-> incarnation[b], partition |-> p] IN
+    /\ AlterReplicaStateEnabled
+    /\ brokerStatus[b] = "RUNNING"
+    /\ Room
+    /\ \E i \in MainSlots(b, p) : SlotFailed(b, i)
+    /\ m \notin BagToSet(network)
+    /\ network' = BagAdd(network, m)
+    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+
+-----------------------------------------------------------------------------
+(* Controller actions *)
+
+\* ClusterControlManager: no reserved, duplicate or foreign directory; none at all only for
+\* a broker of an older metadata version.
+RegistrationValid(b, dirs) ==
+    /\ Len(dirs) = 0 => Legacy(b)
+    /\ Cardinality(Range(dirs)) = Len(dirs)
+    /\ Mutant # "reserved_uuids" => \A k \in DOMAIN dirs : ~IsReserved(dirs[k])
+    /\ \A other \in Brokers \ {b} : Range(dirs) \cap onlineDirs[other] = {}
+
+\* A new incarnation gets its (larger) epoch and starts fenced; its leaderships and ISR
+\* memberships go (unclean shutdown).  The same incarnation again changes nothing.
+ControllerHandlesRegistration(m) ==
+    LET b == m.broker
+        net == BagRemove(network, m)
+        Answer(ok) == BagAdd(net, [kind |-> "RegisterResponse", broker |-> b, epoch |-> m.epoch, ok |-> ok])
+        ep == [brokerEpoch EXCEPT ![b] = m.epoch]
+        fen == [fenced EXCEPT ![b] = TRUE]
+        od == [onlineDirs EXCEPT ![b] = Range(m.dirs)]
+    IN /\ m.kind = "Register"
+       /\ IF m.epoch < brokerEpoch[b] /\ Mutant # "accept_older_registration"
+          THEN network' = net /\ UNCHANGED controllerVars
+          ELSE IF m.epoch = brokerEpoch[b]
+          THEN network' = Answer(TRUE) /\ UNCHANGED controllerVars
+          ELSE IF ~RegistrationValid(b, m.dirs)
+          THEN network' = Answer(FALSE) /\ UNCHANGED controllerVars
+          ELSE /\ network' = Answer(TRUE)
+               /\ brokerEpoch' = ep
+               /\ fenced' = fen
+               /\ onlineDirs' = od
+               /\ partition' = [p \in Partitions |->
+                     IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
+                     THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
+                     ELSE partition[p]]
+       /\ UNCHANGED <<brokerVars, counters>>
+
+\* Mutant foreign_offline_dirs: the other replicas of p are judged against the sender's
+\* online directories, and those found "offline" are taken out first.
+RECURSIVE RemoveBySendersDirs(_, _, _, _, _)
+RemoveBySendersDirs(part, p, b, k, od) ==
+    IF k > ReplicationFactor THEN part
+    ELSE LET r == Replicas(p)[k]
+             next == IF r # b /\ ~IsOnline(part.dirs[r], od[b])
+                     THEN ChangePartition(part, p, r, part.dirs, FALSE, brokerEpoch, fenced, od)
+                     ELSE part
+         IN RemoveBySendersDirs(next, p, b, k + 1, od)
+
+\* Epoch gate; newly offline directories (registered to the sender and still online) leave its
+\* registration and take the sender out of exactly the partitions with its replica there; a
+\* fenced broker is unfenced once no replica of it is UNASSIGNED, and leaderless partitions
+\* get a leader.
+ControllerHandlesHeartbeat(m) ==
+    LET b == m.broker
+        net == BagRemove(network, m)
+        current == EpochIsCurrent(b, m.epoch) \/ (Mutant = "skip_epoch_check" /\ Registered(b))
+        applyOffline == current \/ (Mutant = "stale_offline_dirs" /\ Registered(b))
+        newly == m.offline \cap onlineDirs[b]
+        od == [onlineDirs EXCEPT ![b] = @ \ newly]
+        Affected(p) == partition[p] # NoPartition /\ b \in ReplicaSet(p) /\ partition[p].dirs[b] \in newly
+        Base(p) == IF Mutant = "foreign_offline_dirs"
+                   THEN RemoveBySendersDirs(partition[p], p, b, 1, od) ELSE partition[p]
+        parts1 == [p \in Partitions |->
+            IF Affected(p)
+            THEN ChangePartition(Base(p), p, b, Base(p).dirs, Mutant = "keep_offline_replica_in_isr",
+                                 brokerEpoch, fenced, od)
+            ELSE partition[p]]
+        unassigned == \E p \in Partitions : parts1[p] # NoPartition /\ b \in ReplicaSet(p)
+                                            /\ parts1[p].dirs[b] = UNASSIGNED
+        unfence == current /\ fenced[b]
+                   /\ (~(od[b] # {} /\ unassigned) \/ Mutant = "unfence_before_assigned")
+        fen == IF unfence THEN [fenced EXCEPT ![b] = FALSE] ELSE fenced
+        parts2 == IF unfence /\ Mutant # "unfence_without_election"
+                  THEN [p \in Partitions |->
+                           IF parts1[p] # NoPartition /\ parts1[p].leader = NoLeader
+                           THEN ChangePartition(parts1[p], p, NONE, parts1[p].dirs, FALSE, brokerEpoch, fen, od)
+                           ELSE parts1[p]]
+                  ELSE parts1
+    IN /\ m.kind = "Heartbeat"
+       /\ IF ~applyOffline
+          THEN network' = net /\ UNCHANGED controllerVars     \* STALE_BROKER_EPOCH
+          ELSE /\ onlineDirs' = od
+               /\ fenced' = fen
+               /\ partition' = parts2
+               /\ network' = IF m.offline # {} /\ current
+                             THEN BagAdd(net, [kind |-> "HeartbeatResponse", broker |-> b,
+                                               epoch |-> m.epoch, offline |-> m.offline])
+                             ELSE net
+               /\ UNCHANGED brokerEpoch
+       /\ UNCHANGED <<brokerVars, counters>>
+
+\* The registered incarnation stopped heartbeating (it is down or was replaced): fence it and
+\* move its leaderships and ISR memberships away.
+ControllerFencesExpiredBroker(b) ==
+    LET fen == [fenced EXCEPT ![b] = TRUE] IN
+    /\ Registered(b)
+    /\ ~fenced[b]
+    /\ ~(brokerStatus[b] = "RUNNING" /\ incarnation[b] = brokerEpoch[b])
+    /\ fenced' = fen
+    /\ partition' = IF Mutant = "fenced_leader_kept" THEN partition
+                    ELSE [p \in Partitions |->
+                            IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
+                            THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fen, onlineDirs)
+                            ELSE partition[p]]
+    /\ UNCHANGED <<brokerVars, brokerEpoch, onlineDirs, network, counters>>
+
+\* AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and if it is
+\* not online for the broker (LOST, unknown) take the replica out as for a failed directory.
+ControllerHandlesAssignment(m) ==
+    LET b == m.broker
+        p == m.partition
+        net == BagRemove(network, m)
+        Answer(ok) == BagAdd(net, [kind |-> "AssignResponse", broker |-> b, epoch |-> m.epoch,
+                                   partition |-> p, dir |-> m.dir, ok |-> ok])
+    IN /\ m.kind = "Assign"
+       /\ IF ~EpochIsCurrent(b, m.epoch) /\ ~(Mutant = "skip_epoch_check" /\ Registered(b))
+          THEN network' = net /\ UNCHANGED controllerVars
+          ELSE IF partition[p] = NoPartition \/ b \notin ReplicaSet(p)
+          THEN network' = Answer(FALSE) /\ UNCHANGED controllerVars
+          ELSE LET dirs == [partition[p].dirs EXCEPT ![b] = m.dir]
+                   remove == IF ControllerThinksOnline(b, m.dir, onlineDirs) THEN NONE ELSE b
+               IN /\ network' = Answer(TRUE)
+                  /\ partition' = [partition EXCEPT ![p] =
+                        ChangePartition(partition[p], p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
+                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs>>
+       /\ UNCHANGED <<brokerVars, counters>>
+
+\* KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it leaves
+\* the ISR and leadership.
+ControllerHandlesAlterReplicaState(m) ==
+    LET b == m.broker
+        p == m.partition
+    IN /\ m.kind = "AlterReplicaState"
+       /\ network' = BagRemove(network, m)
+       /\ IF (~EpochIsCurrent(b, m.epoch) /\ ~(Mutant = "skip_epoch_check" /\ Registered(b)))
+             \/ partition[p] = NoPartition \/ b \notin ReplicaSet(p)
+          THEN UNCHANGED controllerVars
+          ELSE /\ partition' = [partition EXCEPT ![p] =
+                    ChangePartition(partition[p], p, b, [partition[p].dirs EXCEPT ![b] = LOST], FALSE,
+                                    brokerEpoch, fenced, onlineDirs)]
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs>>
+       /\ UNCHANGED <<brokerVars, counters>>
+
+\* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
+\* replicas (at least one), the first of them leader, directories DefaultDir.
+ControllerCreatesPartition(p) ==
+    LET isr == {r \in ReplicaSet(p) : ~fenced[r]}
+        first == Min({k \in 1 .. ReplicationFactor : Replicas(p)[k] \in isr})
+    IN /\ partition[p] = NoPartition
+       /\ \A r \in ReplicaSet(p) : Registered(r)
+       /\ isr # {}
+       /\ partition' = [partition EXCEPT ![p] =
+             [leader |-> Replicas(p)[first], isr |-> isr, dirs |-> [r \in ReplicaSet(p) |-> DefaultDir(r)],
+              leaderEpoch |-> 0, partitionEpoch |-> 0]]
+       /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, network, counters>>
+
+-----------------------------------------------------------------------------
+(* Admin and network *)
+
+\* KIP-1275: only for a leaderless partition; the designated replica must be in the replica
+\* set, unfenced and on an online directory.  Like an unclean election, the ISR becomes just
+\* the new leader.
+AdminElectsDesignatedLeader(p, b) ==
+    /\ DesignatedEnabled
+    /\ partition[p] # NoPartition
+    /\ b \in ReplicaSet(p)
+    /\ partition[p].leader = NoLeader \/ Mutant = "designated_with_leader"
+    /\ partition[p].leader # b
+    /\ AcceptableLeader(b, partition[p].dirs[b], brokerEpoch, fenced, onlineDirs)
+    /\ partition' = [partition EXCEPT ![p] =
+          [leader |-> b, isr |-> {b}, dirs |-> partition[p].dirs,
+           leaderEpoch |-> partition[p].leaderEpoch + 1, partitionEpoch |-> partition[p].partitionEpoch + 1]]
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, network, counters>>
+
+NetworkLosesMessage(m) ==
+    /\ lostMessages < MaxLosses
+    /\ network' = BagRemove(network, m)
+    /\ lostMessages' = lostMessages + 1
+    /\ UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted>>
+
+Deliver(m) ==
+    \/ ControllerHandlesRegistration(m)
+    \/ BrokerReceivesRegistrationResponse(m)
+    \/ ControllerHandlesHeartbeat(m)
+    \/ BrokerReceivesHeartbeatResponse(m)
+    \/ ControllerHandlesAssignment(m)
+    \/ BrokerReceivesAssignmentResponse(m)
+    \/ ControllerHandlesAlterReplicaState(m)
+
+Next ==
+    \/ \E b \in Brokers :
+        \/ BrokerStarts(b)
+        \/ BrokerSendsRegistration(b)
+        \/ BrokerCrashes(b)
+        \/ \E i \in Slots : BrokerFailsDir(b, i)
+        \/ BrokerSendsHeartbeat(b)
+        \/ \E p \in Partitions : BrokerConsumesMetadata(b, p)
+        \/ \E p \in Partitions : BrokerSendsAssignment(b, p)
+        \/ BrokerShutsDownOnDirFailureTimeout(b)
+        \/ \E p \in Partitions, t \in Slots : BrokerStartsMove(b, p, t)
+        \/ \E p \in Partitions : BrokerFutureCaughtUp(b, p)
+        \/ \E p \in Partitions : BrokerSendsAlterReplicaState(b, p)
+        \/ ControllerFencesExpiredBroker(b)
+    \/ \E p \in Partitions : ControllerCreatesPartition(p)
+    \/ \E p \in Partitions, b \in Brokers : AdminElectsDesignatedLeader(p, b)
+    \/ \E m \in BagToSet(network) : Deliver(m) \/ NetworkLosesMessage(m)
+
+Spec == Init /\ [][Next]_vars
+
+-----------------------------------------------------------------------------
+(* Invariants *)
+
+Created == {p \in Partitions : partition[p] # NoPartition}
+
+\* No leader's replica is on a directory that is offline for its broker: clients would be
+\* sent to a replica that cannot serve them (the reason KIP-858 exists).
+LeaderOnOnlineDir ==
+    \A p \in Created : LET l == partition[p].leader IN
+        l # NoLeader => DirOnlineInMetadata(l, partition[p].dirs[l])
+
+\* A fenced or unregistered broker leads nothing: nobody would notice it failing to serve.
+FencedBrokerLeadsNothing ==
+    \A p \in Created : LET l == partition[p].leader IN
+        l # NoLeader => Registered(l) /\ ~fenced[l]
+
+\* The leader is in the ISR: otherwise committed data could be lost on the next election.
+LeaderInIsr ==
+    \A p \in Created : partition[p].leader # NoLeader => partition[p].leader \in partition[p].isr
+
+\* The ISR is a non-empty subset of the replica set.
+IsrWithinReplicas ==
+    \A p \in Created : partition[p].isr # {} /\ partition[p].isr \subseteq ReplicaSet(p)
+
+\* Every ISR member's replica is on an online directory, except the last member kept in the
+\* ISR of a leaderless partition.
+IsrOnOnlineDirs ==
+    \A p \in Created :
+        ~(partition[p].leader = NoLeader /\ Cardinality(partition[p].isr) = 1) =>
+            \A r \in partition[p].isr : DirOnlineInMetadata(r, partition[p].dirs[r])
+
+\* Every directory the controller holds offline for a broker's current incarnation failed in
+\* that incarnation: a repaired broker is never marked offline by its own old request.
+OfflineDirsReallyOffline ==
+    \A b \in Brokers :
+        (~Legacy(b) /\ Registered(b) /\ brokerEpoch[b] = incarnation[b]) =>
+            \A i \in Slots : dirIds[b][i] \notin onlineDirs[b] => SlotFailed(b, i)
+
+\* No disk and no registered directory carries a reserved UUID; in metadata reserved values
+\* appear only as the UNASSIGNED/LOST/MIGRATING markers.
+ReservedUUIDsNeverReal ==
+    /\ \A b \in Brokers : \A i \in Slots : ~IsReserved(dirIds[b][i])
+    /\ \A b \in Brokers : \A d \in onlineDirs[b] : ~IsReserved(d)
+    /\ \A p \in Created : \A r \in ReplicaSet(p) : partition[p].dirs[r] # RESERVED3
+
+\* On a broker, a replica lives in at most one online directory, and a future replica in
+\* another one: two live copies would diverge.
+OneDirPerReplica ==
+    \A b \in Brokers, p \in Partitions :
+        LET online == {i \in MainSlots(b, p) : SlotOnline(b, i)} IN
+        /\ Cardinality(online) <= 1
+        /\ future[b][p] \notin online
+
+\* A replica whose log is on a failed disk is not recreated in another directory (KAFKA-16234).
+NoReplicaRecreatedElsewhere ==
+    \A b \in Brokers, p \in Partitions :
+        ~((\E i \in MainSlots(b, p) : SlotFailed(b, i)) /\ (\E i \in MainSlots(b, p) : SlotOnline(b, i)))
+
+\* A partition is leaderless only when no ISR replica is acceptable as leader.
+ElectedWhenPossible ==
+    \A p \in Created : partition[p].leader = NoLeader =>
+        \A r \in partition[p].isr :
+            ~(Registered(r) /\ ~fenced[r] /\ DirOnlineInMetadata(r, partition[p].dirs[r]))
+
+\* When metadata puts a replica in a directory that failed while its log is safe in an online
+\* one, the running broker has the correcting assignment queued (KAFKA-16297).
+FailedMoveReverted ==
+    \A b \in Brokers, p \in Created :
+        (brokerStatus[b] = "RUNNING" /\ b \in ReplicaSet(p) /\ queued[b][p] = NONE) =>
+            LET md == partition[p].dirs[b]
+                named == {i \in Slots : dirIds[b][i] = md}
+            IN (named # {} /\ SlotFailed(b, Min(named))) =>
+                   ~(\E i \in MainSlots(b, p) : SlotOnline(b, i))
+
+-----------------------------------------------------------------------------
+(* Step properties, checked as [][P]_vars (TLC: PROPERTY) *)
+
+\* A heartbeat, AssignReplicasToDirs or AlterReplicaState whose broker epoch is not the
+\* broker's registered one writes nothing and answers nothing (KIP-589).
+StaleEpochChangesNothing ==
+    \A m \in BagToSet(network) :
+        (/\ m.kind \in {"Heartbeat", "Assign", "AlterReplicaState"}
+         /\ ~EpochIsCurrent(m.broker, m.epoch)
+         /\ \/ ControllerHandlesHeartbeat(m)
+            \/ ControllerHandlesAssignment(m)
+            \/ ControllerHandlesAlterReplicaState(m))
+        => UNCHANGED controllerVars /\ network' = BagRemove(network, m)
+
+\* Broker, leader and partition epochs never go back.
+EpochsNeverDecrease ==
+    /\ \A b \in Brokers : brokerEpoch'[b] >= brokerEpoch[b] /\ incarnation'[b] >= incarnation[b]
+    /\ \A p \in Created :
+        /\ partition'[p] # NoPartition
+        /\ partition'[p].leaderEpoch >= partition[p].leaderEpoch
+        /\ partition'[p].partitionEpoch >= partition[p].partitionEpoch
+
+\* A heartbeat changes leader/ISR only of partitions whose sender's replica is in a directory
+\* the heartbeat took offline, and only by removing the sender; or, when it unfences the
+\* sender, elects leaders of leaderless partitions.
+UpdatesOnlyOfflinePartitions ==
+    \A m \in BagToSet(network) :
+        (m.kind = "Heartbeat" /\ ControllerHandlesHeartbeat(m)) =>
+            LET b == m.broker IN
+            \A p \in Created :
+                (<<partition[p].leader, partition[p].isr>> # <<partition'[p].leader, partition'[p].isr>>) =>
+                    \/ /\ b \in ReplicaSet(p)
+                       /\ partition[p].dirs[b] \in onlineDirs[b]
+                       /\ partition[p].dirs[b] \notin onlineDirs'[b]
+                       /\ partition'[p].isr \supseteq partition[p].isr \ {b}
+                    \/ /\ fenced[b] /\ ~fenced'[b]
+                       /\ partition[p].leader = NoLeader
+                       /\ partition'[p].isr = partition[p].isr
+
+\* A broker that registered directories is never unfenced while metadata holds one of its
+\* replicas as UNASSIGNED (KIP-858).
+FencedUntilAssigned ==
+    \A b \in Brokers :
+        (fenced[b] /\ ~fenced'[b] /\ onlineDirs'[b] # {}) =>
+            \A p \in Partitions :
+                (partition'[p] # NoPartition /\ b \in ReplicaSet(p)) => partition'[p].dirs[b] # UNASSIGNED
+
+\* A designated election (KIP-1275) happens only for a leaderless partition and elects a
+\* replica in the replica set that is unfenced and on an online directory.
+DesignatedElectionSafe ==
+    \A p \in Partitions, b \in Brokers :
+        AdminElectsDesignatedLeader(p, b) =>
+            /\ partition[p].leader = NoLeader
+            /\ Registered(b) /\ ~fenced[b]
+            /\ DirOnlineInMetadata(b, partition[p].dirs[b])
+
+StaleEpochChangesNothingProp == [][StaleEpochChangesNothing]_vars
+EpochsNeverDecreaseProp == [][EpochsNeverDecrease]_vars
+UpdatesOnlyOfflinePartitionsProp == [][UpdatesOnlyOfflinePartitions]_vars
+FencedUntilAssignedProp == [][FencedUntilAssigned]_vars
+DesignatedElectionSafeProp == [][DesignatedElectionSafe]_vars
+
+=============================================================================
