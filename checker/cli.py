@@ -19,6 +19,7 @@ from .config import CheckConfig, ConfigError, build_model, load_config
 from .progress import progress_reporter
 from .protocol import action_name, action_params
 from .result import Result
+from kraftcheck.traces.itf import TraceFormatError
 
 EXIT_BAD_INPUT = 2
 EXIT_MODEL_FAILED = 1
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return EXIT_BAD_INPUT
         return args.run(args)
-    except (UsageError, ConfigError) as e:
+    except (UsageError, ConfigError, TraceFormatError) as e:
         _error(str(e))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

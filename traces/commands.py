@@ -1,7 +1,182 @@
-"""The trace subcommands of the CLI (``kraftcheck trace ...``, ``kraftcheck graph``)."""
+"""The trace subcommands of the CLI (``kraftcheck trace ...``, ``kraftcheck graph``).
+
+Bad input (a missing or invalid trace, an unknown output extension, a model that cannot be
+built) raises ``ConfigError`` or ``TraceFormatError``: the CLI prints one line and exits 2.
+"""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kraftcheck.checker.config import ConfigError
+
+#: Exit code of ``trace replay`` when the trace is not a run of the model.
+EXIT_INVALID_TRACE = 1
 
 
 def register(commands) -> None:
     """Add the trace subcommands to the CLI's subparsers."""
+    trace = commands.add_parser("trace", help="replay, show, render or page through an ITF trace",
+                                description="Work with ITF traces (*.itf.json), the checker's or Quint's/Apalache's.")
+    actions = trace.add_subparsers(dest="trace_command", metavar="ACTION", required=True)
+
+    def model_options(parser):
+        parser.add_argument("--model", metavar="MODULE:FACTORY",
+                            help="the model to use instead of the one named in the trace's #meta")
+        parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                            help="override a model setting of the trace's config")
+
+    replay = actions.add_parser("replay", help="check that every step is a legal transition of the model",
+                                description="Check that every step of TRACE is a legal transition of its model "
+                                            "and that the last state is what the trace says. "
+                                            "Exit 0: valid; 1: not (the step and the reason are printed).")
+    replay.add_argument("trace", metavar="TRACE")
+    model_options(replay)
+    replay.set_defaults(run=run_replay)
+
+    show = actions.add_parser("show", help="print the trace: each step's action and what changed")
+    show.add_argument("trace", metavar="TRACE")
+    show.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                      help="colour the output (default: auto, when writing to a terminal)")
+    show.set_defaults(run=run_show)
+
+    render = actions.add_parser("render", help="draw the trace with graphviz (.svg, .png or .dot)")
+    render.add_argument("trace", metavar="TRACE")
+    render.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.svg, OUT.png or OUT.dot")
+    model_options(render)
+    render.set_defaults(run=run_render)
+
+    page = actions.add_parser("html", help="write one self-contained page to step through the trace")
+    page.add_argument("trace", metavar="TRACE")
+    page.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    model_options(page)
+    page.set_defaults(run=run_html)
+
+    graph = commands.add_parser("graph", help="draw the whole state graph of a tiny config",
+                                description="Explore every reachable state of a tiny config and draw the state "
+                                            "graph (.dot, .svg or .png), with networkx statistics.")
+    graph.add_argument("config", nargs="?", metavar="CONFIG.toml",
+                       help="config file (default: the embedded spec/configs/default.toml)")
+    graph.add_argument("--model", metavar="MODULE:FACTORY", help="the model FACTORY(config) from MODULE")
+    graph.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a [model] setting")
+    graph.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.dot, OUT.svg or OUT.png")
+    graph.add_argument("--max-nodes", type=_positive, default=None, metavar="N",
+                       help="refuse graphs of more than N states (default: 1000)")
+    graph.set_defaults(run=run_graph)
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+# ------------------------------------------------------------------------- replay
+
+
+def run_replay(args) -> int:
+    from .replay import ReplayFailed, model_for, replay
+    from .trace import load_trace
+
+    trace = load_trace(args.trace)
+    model_ref, model = model_for(trace, args.model, args.overrides)
+    try:
+        report = replay(trace, model, model_ref)
+    except ReplayFailed as e:
+        print(f"invalid: {e}")
+        return EXIT_INVALID_TRACE
+    except (KeyboardInterrupt, ConfigError):
+        raise
+    except Exception as e:  # the model's own code failed
+        from kraftcheck.checker.cli import _model_failed
+
+        return _model_failed(e)
+    print(f"valid: {report.states} states, every step a legal transition of {report.model}; {report.ending}")
+    return 0
+
+
+# ------------------------------------------------------------------------- show
+
+
+def run_show(args) -> int:
+    from .show import show_trace
+    from .trace import load_trace
+
+    trace = load_trace(args.trace)
+    color = {"auto": None, "always": True, "never": False}[args.color]
+    show_trace(trace, file=sys.stdout, color=color)
+    return 0
+
+
+# ------------------------------------------------------------------------- render, html
+
+
+def picture_model(trace, model_ref: str | None, overrides: list[str]):
+    """The model whose ``picture`` hook draws the trace, or None (then a table of variables).
+
+    A trace written elsewhere, or whose model cannot be imported here, is still drawn."""
+    from .replay import model_for
+
+    if model_ref is None and not trace.written_by_kraftcheck:
+        return None
+    try:
+        return model_for(trace, model_ref, overrides)[1]
+    except ConfigError as e:
+        if model_ref is not None:
+            raise
+        print(f"kraftcheck: note: drawing the variables only ({e})", file=sys.stderr)
+        return None
+
+
+def run_render(args) -> int:
+    from .render import output_format, render_trace
+    from .trace import load_trace
+
+    fmt = output_format(args.output)
+    trace = load_trace(args.trace)
+    model = picture_model(trace, args.model, args.overrides)
+    path = render_trace(trace, args.output, fmt, model=model)
+    print(f"wrote {path}")
+    return 0
+
+
+def run_html(args) -> int:
+    from .page import write_page
+    from .trace import load_trace
+
+    if Path(args.output).suffix.lower() not in (".html", ".htm"):
+        raise ConfigError(f"trace html writes an .html file, not {args.output!r}")
+    trace = load_trace(args.trace)
+    model = picture_model(trace, args.model, args.overrides)
+    path = write_page(trace, args.output, model=model)
+    print(f"wrote {path}")
+    return 0
+
+
+# ------------------------------------------------------------------------- graph
+
+
+def run_graph(args) -> int:
+    from kraftcheck.checker.config import build_model, load_config
+
+    from .graph import DEFAULT_MAX_NODES, explore_graph, graph_summary, write_graph
+    from .render import output_format
+
+    fmt = output_format(args.output)
+    config = load_config(args.config, args.model, args.overrides)
+    model = build_model(config)
+    max_nodes = args.max_nodes or DEFAULT_MAX_NODES
+    graph = explore_graph(model, max_nodes=max_nodes, label=config.label)
+    path = write_graph(graph, model, args.output, fmt)
+    for line in graph_summary(graph):
+        print(line)
+    print(f"wrote {path}")
+    return 0

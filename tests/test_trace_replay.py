@@ -1,0 +1,212 @@
+"""``kraftcheck trace replay``: the checker's traces replay, edited ones are rejected with the step and why."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kraftcheck.checker.cli import main
+from kraftcheck.model import MUTANTS
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIGS = REPO / "spec" / "configs"
+
+
+def kraftcheck(*args, cwd=REPO):
+    return subprocess.run(
+        [sys.executable, "-m", "kraftcheck.checker.cli", *map(str, args)],
+        capture_output=True, text=True, cwd=cwd, timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def run(capsys, *args):
+    """The CLI in this process: (exit code, stdout, stderr)."""
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def diehard_trace(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("diehard")
+    p = kraftcheck("check", "--model", "tests.models:diehard", "--trace-dir", directory, "--quiet")
+    assert p.returncode == 12, p.stderr
+    return directory / "diehard_NotFourGallons.itf.json"
+
+
+def edited(path: Path, tmp_path: Path, edit) -> Path:
+    document = json.loads(path.read_text())
+    edit(document)
+    out = tmp_path / "edited.itf.json"
+    out.write_text(json.dumps(document))
+    return out
+
+
+def test_the_checkers_trace_replays(capsys, diehard_trace):
+    code, out, err = run(capsys, "trace", "replay", diehard_trace)
+    assert (code, err) == (0, "")
+    assert out == "valid: 7 states, every step a legal transition of tests.models:diehard; state 6 violates NotFourGallons\n"
+
+
+def test_a_changed_value_is_rejected_at_its_step(capsys, diehard_trace, tmp_path):
+    def edit(d):
+        d["states"][3]["big"] = 3
+
+    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit))
+    assert code == 1
+    assert out == "invalid: step 3: EmptySmall leads to big = 2, but the trace has 3\n"
+
+
+def test_a_changed_action_is_rejected_at_its_step(capsys, diehard_trace, tmp_path):
+    def edit(d):
+        d["states"][2]["#meta"]["action"] = "FillSmall"
+
+    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit))
+    assert (code, out) == (1, "invalid: step 2: FillSmall leads to big = 5, but the trace has 2\n")
+
+
+def test_an_unknown_action_is_not_enabled(capsys, diehard_trace, tmp_path):
+    def edit(d):
+        d["states"][1]["#meta"]["action"] = "Teleport"
+
+    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit))
+    assert (code, out) == (1, "invalid: step 1: Teleport is not enabled in state 0\n")
+
+
+def test_a_wrong_initial_state_is_rejected(capsys, diehard_trace, tmp_path):
+    def edit(d):
+        d["states"][0]["small"] = 1
+
+    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit))
+    assert (code, out) == (1, "invalid: state 0: no initial state of the model matches: "
+                              "it has small = 0, the trace has 1\n")
+
+
+def test_a_trace_that_stops_short_of_the_violation_is_rejected(capsys, diehard_trace, tmp_path):
+    def edit(d):
+        d["states"].pop()
+
+    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit))
+    assert (code, out) == (1, "invalid: state 5 does not violate NotFourGallons\n")
+
+
+def test_a_parameter_that_is_not_enabled(capsys, tmp_path):
+    p = kraftcheck("check", "--model", "tests.models:countdown", "--set", "start=3", "--trace-dir", tmp_path, "--quiet")
+    assert p.returncode == 11
+    path = tmp_path / "countdown_Deadlock.itf.json"
+    code, out, _ = run(capsys, "trace", "replay", path)
+    assert (code, out) == (0, "valid: 4 states, every step a legal transition of tests.models:countdown; "
+                              "state 3 is a deadlock\n")
+
+    def edit(d):
+        d["states"][2]["#meta"]["params"] = [7]
+
+    code, out, _ = run(capsys, "trace", "replay", edited(path, tmp_path, edit))
+    assert (code, out) == (1, "invalid: step 2: Tick(7) is not enabled in state 1\n")
+
+    def cut(d):
+        d["states"].pop()
+
+    code, out, _ = run(capsys, "trace", "replay", edited(path, tmp_path, cut))
+    assert (code, out) == (1, "invalid: state 2 is not a deadlock: Tick(1) is enabled\n")
+
+
+def test_settings_come_from_the_trace(capsys, tmp_path):
+    p = kraftcheck("check", "--model", "tests.models:diehard", "--set", "goal=3", "--trace-dir", tmp_path, "--quiet")
+    assert p.returncode == 12
+    path = tmp_path / "diehard_NotFourGallons.itf.json"
+    code, out, _ = run(capsys, "trace", "replay", path)
+    assert (code, out) == (0, "valid: 3 states, every step a legal transition of tests.models:diehard; "
+                              "state 2 violates NotFourGallons\n")
+    # other settings give another model, under which the trace's end is no violation
+    code, out, _ = run(capsys, "trace", "replay", path, "--set", "goal=4")
+    assert (code, out) == (1, "invalid: state 2 does not violate NotFourGallons\n")
+
+
+def test_a_foreign_trace_needs_a_model(capsys, diehard_trace, tmp_path):
+    document = json.loads(diehard_trace.read_text())
+    document["#meta"] = {"format": "ITF", "source": "jugs.qnt", "status": "violation"}
+    for state in document["states"]:
+        state["#meta"] = {"index": state["#meta"]["index"]}
+    path = tmp_path / "jugs.itf.json"
+    path.write_text(json.dumps(document))
+    code, out, err = run(capsys, "trace", "replay", path)
+    assert code == 2 and out == ""
+    assert err == (f"kraftcheck: error: {path} was not written by kraftcheck (jugs.qnt): replay needs a kraftcheck "
+                   "model, given with --model MODULE:FACTORY (and --set KEY=VALUE for its settings)\n")
+    # with a model, the steps are matched by state alone
+    code, out, _ = run(capsys, "trace", "replay", path, "--model", "tests.models:diehard")
+    assert (code, out) == (0, "valid: 7 states, every step a legal transition of tests.models:diehard; "
+                              "7 states, every step a legal transition\n")
+    document["states"][4]["big"] = 1
+    path.write_text(json.dumps(document))
+    code, out, _ = run(capsys, "trace", "replay", path, "--model", "tests.models:diehard")
+    assert (code, out) == (1, "invalid: step 4: no action of the model leads from state 3 to state 4\n")
+
+
+# ----------------------------------------------------------------------- every Kafka mutant
+
+
+#: mutant -> the smallest config of spec/configs that catches it (as in the Kafka model's tests)
+MUTANT_CONFIGS = {
+    "skip_epoch_check": "epochgate",
+    "stale_offline_dirs": "epochgate",
+    "accept_older_registration": "epochgate",
+    "elect_ignoring_dirs": "alterreplicastate",
+    "no_dirs_all_offline": "legacy",
+    "reserved_uuids": "uuids",
+    "unfence_before_assigned": "alterreplicastate",
+    "recreate_elsewhere": "moves",
+    "foreign_offline_dirs": "designated",
+    "designated_with_leader": "designated",
+    "no_revert_on_dest_failure": "moves",
+    "keep_source_after_promotion": "moves",
+    "fenced_leader_kept": "epochgate",
+    "keep_offline_replica_in_isr": "designated",
+    "unfence_without_election": "epochgate",
+}
+
+
+@pytest.fixture(scope="module")
+def mutant_traces(tmp_path_factory):
+    """Every mutant checked by the CLI at its config: mutant -> its trace directory."""
+    root = tmp_path_factory.mktemp("mutants")
+    directories = {}
+    for mutant in sorted(MUTANTS):
+        config = MUTANT_CONFIGS.get(mutant, "ci")
+        directory = root / mutant
+        p = kraftcheck("check", CONFIGS / f"{config}.toml", "--set", f"mutant={mutant}", "--trace-dir", directory,
+                       "--quiet")
+        assert p.returncode == 12, (mutant, p.stdout, p.stderr)
+        directories[mutant] = directory
+    return directories
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_every_trace_of_every_mutant_replays(capsys, mutant_traces, mutant):
+    traces = sorted(mutant_traces[mutant].glob("*.itf.json"))
+    assert traces
+    for trace in traces:
+        document = json.loads(trace.read_text())
+        length, invariant = len(document["states"]), document["#meta"]["invariant"]
+        code, out, err = run(capsys, "trace", "replay", trace)
+        assert (code, err) == (0, ""), out
+        assert out.startswith(f"valid: {length} states, every step a legal transition of kraftcheck.model:make_model; ")
+        assert out.endswith(f" violates {invariant}\n")
+
+
+def test_an_edited_kafka_trace_is_rejected(capsys, mutant_traces, tmp_path):
+    path = mutant_traces["skip_epoch_check"] / "epochgate_StaleEpochChangesNothing.itf.json"
+    document = json.loads(path.read_text())
+    assert document["states"][1]["#meta"] == {"index": 1, "action": "BrokerStarts", "params": [0, {"#tup": []}]}
+    assert document["states"][1]["incarnation"] == [1]
+    document["states"][1]["incarnation"] = [2]
+    out_path = tmp_path / "edited.itf.json"
+    out_path.write_text(json.dumps(document))
+    code, out, _ = run(capsys, "trace", "replay", out_path)
+    assert (code, out) == (1, "invalid: step 1: BrokerStarts(0, <<>>) leads to incarnation = [1], "
+                              "but the trace has [2]\n")

@@ -1,0 +1,204 @@
+"""Replay: is every step of a trace a legal transition of the model, and does it end where it says?
+
+The model is rebuilt from the trace's ``#meta`` (its ``MODULE:FACTORY`` and config settings),
+or given by the caller for traces written elsewhere.  Replay starts from every initial state
+whose ``describe()`` equals state 0 and follows, step by step, every successor whose action
+(name and parameters) and ``describe()`` equal the next state's: ``describe`` need not be
+one-to-one, so several model states may stand for one trace state.  At the end, the last
+state must violate the named invariant (or be a deadlock, or the last step violate the named
+step property).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kraftcheck.checker.config import CheckConfig, ConfigError, build_model, parse_override
+from kraftcheck.checker.protocol import action_name, action_params
+
+from .counterexample import INIT_ACTION, state_variables
+from .itf import decode, encode, freeze
+from .trace import Step, Trace, format_value
+
+#: How many characters of a value an error message shows.
+VALUE_LIMIT = 120
+
+
+class ReplayFailed(Exception):
+    """The trace is not a run of the model: ``step`` is where it goes wrong."""
+
+    def __init__(self, step: int, message: str):
+        super().__init__(message)
+        self.step = step
+
+
+@dataclass
+class ReplayReport:
+    model: str
+    states: int
+    ending: str
+
+
+def model_for(trace: Trace, model_ref: str | None = None, overrides: list[str] | None = None):
+    """The model a trace was written from: its ``#meta`` model and settings, with ``--model`` and
+    ``--set`` applied.  A trace written elsewhere needs ``--model``."""
+    if model_ref is None and not trace.written_by_kraftcheck:
+        writer = trace.meta.get("source") or "another tool"
+        raise ConfigError(
+            f"{trace.path} was not written by kraftcheck ({writer}): replay needs a kraftcheck model, "
+            "given with --model MODULE:FACTORY (and --set KEY=VALUE for its settings)"
+        )
+    config = trace.meta.get("config") if trace.written_by_kraftcheck else None
+    settings = dict(config.get("settings", {})) if isinstance(config, dict) else {}
+    if model_ref is not None and model_ref != trace.meta.get("model"):
+        settings = {}
+    for item in overrides or []:
+        key, value = parse_override(item)
+        settings[key] = value
+    ref = model_ref or trace.meta["model"]
+    return ref, build_model(CheckConfig(model=ref, settings=settings))
+
+
+def replay(trace: Trace, model: Any, model_ref: str = "") -> ReplayReport:
+    """Check ``trace`` against ``model``; raise :class:`ReplayFailed` at the first step that is wrong."""
+    first = trace.steps[0]
+    # candidate model states for the current trace state -> (previous state, action) that led there
+    candidates: dict[Any, tuple[Any, Any]] = {}
+    for state in model.init_states():
+        if _matches(model, state, first):
+            candidates.setdefault(state, (None, None))
+    if not candidates:
+        raise ReplayFailed(0, f"state 0: {_closest_init(model, first)}")
+    for step in trace.steps[1:]:
+        candidates = _advance(model, trace, step, candidates)
+    return ReplayReport(model_ref, len(trace.steps), _check_ending(model, trace, candidates))
+
+
+def _advance(model, trace: Trace, step: Step, candidates: dict) -> dict:
+    i = step.index
+    wanted_params = _normal(step.meta["params"]) if "params" in step.meta else None
+    known_action = step.action is not None and "action" in step.meta
+    next_candidates: dict[Any, tuple[Any, Any]] = {}
+    near_miss = None  # (state, action, successor) taking the trace's action to another state
+    for state in candidates:
+        for action, successor in model.successors(state):
+            if known_action and action_name(action) != step.action:
+                continue
+            if wanted_params is not None and _normal([encode(p) for p in action_params(action)]) != wanted_params:
+                continue
+            if _matches(model, successor, step):
+                next_candidates.setdefault(successor, (state, action))
+            elif near_miss is None:
+                near_miss = (action, successor)
+    if next_candidates:
+        return next_candidates
+    if not known_action:
+        raise ReplayFailed(i, f"step {i}: no action of the model leads from state {i - 1} to state {i}")
+    if near_miss is None:
+        raise ReplayFailed(i, f"step {i}: {step.label} is not enabled in state {i - 1}")
+    action, successor = near_miss
+    return _differs(model, step, successor)
+
+
+def _differs(model, step: Step, successor) -> dict:
+    i = step.index
+    expected = {k: encode(v) for k, v in state_variables(model, successor).items()}
+    for variable in sorted(set(expected) | set(step.raw), key=_order(step)):
+        if variable not in step.raw:
+            raise ReplayFailed(i, f"step {i}: {step.label}: the trace lacks variable {variable}")
+        if variable not in expected:
+            raise ReplayFailed(i, f"step {i}: {step.label}: the model has no variable {variable}")
+        if _normal(expected[variable]) != _normal(step.raw[variable]):
+            model_value = format_value(decode(expected[variable]), VALUE_LIMIT)
+            trace_value = format_value(step.values[variable], VALUE_LIMIT)
+            raise ReplayFailed(
+                i, f"step {i}: {step.label} leads to {variable} = {model_value}, but the trace has {trace_value}"
+            )
+    raise ReplayFailed(i, f"step {i}: {step.label} does not lead to state {i}")  # pragma: no cover
+
+
+def _order(step: Step):
+    position = {v: n for n, v in enumerate(step.raw)}
+    return lambda v: (position.get(v, len(position)), v)
+
+
+def _closest_init(model, first: Step) -> str:
+    states = list(model.init_states())
+    if not states:
+        return "the model has no initial state"
+    expected = {k: encode(v) for k, v in state_variables(model, states[0]).items()}
+    for variable, value in expected.items():
+        if variable not in first.raw:
+            return f"the trace lacks variable {variable}"
+        if _normal(value) != _normal(first.raw[variable]):
+            return (f"no initial state of the model matches: it has {variable} = "
+                    f"{format_value(decode(value), VALUE_LIMIT)}, the trace has "
+                    f"{format_value(first.values[variable], VALUE_LIMIT)}")
+    return "no initial state of the model matches it"
+
+
+def _check_ending(model, trace: Trace, candidates: dict) -> str:
+    kind, name = trace.meta.get("kind"), trace.meta.get("invariant")
+    last = len(trace.steps) - 1
+    if not trace.written_by_kraftcheck or kind is None:
+        return f"{last + 1} states, every step a legal transition"
+    if kind == "invariant":
+        predicate = (getattr(model, "invariants", None) or {}).get(name)
+        if predicate is None:
+            raise ReplayFailed(last, f"the model has no invariant named {name}")
+        if any(not predicate(state) for state in candidates):
+            return f"state {last} violates {name}"
+        raise ReplayFailed(last, f"state {last} does not violate {name}")
+    if kind == "action":
+        predicate = (getattr(model, "action_invariants", None) or {}).get(name)
+        if predicate is None:
+            raise ReplayFailed(last, f"the model has no step property named {name}")
+        if last == 0:
+            raise ReplayFailed(0, f"a trace of one state cannot violate the step property {name}")
+        if any(not predicate(previous, action, state) for state, (previous, action) in candidates.items()):
+            return f"step {last} ({trace.steps[last].label}) violates {name}"
+        raise ReplayFailed(last, f"step {last} ({trace.steps[last].label}) does not violate {name}")
+    if kind == "deadlock":
+        if any(next(iter(model.successors(state)), None) is None for state in candidates):
+            return f"state {last} is a deadlock"
+        raise ReplayFailed(last, f"state {last} is not a deadlock: {_enabled(model, candidates)} is enabled")
+    raise ReplayFailed(last, f"unknown counterexample kind {kind!r} in the trace's #meta")
+
+
+def _enabled(model, candidates: dict) -> str:
+    for state in candidates:
+        for action, _ in model.successors(state):
+            params = action_params(action)
+            return action_name(action) + (f"({', '.join(format_value(p) for p in params)})" if params else "")
+    return "nothing"  # pragma: no cover
+
+
+def _matches(model, state, step: Step) -> bool:
+    variables = state_variables(model, state)
+    if variables.keys() != step.raw.keys():
+        return False
+    return all(_normal(encode(value)) == _normal(step.raw[name]) for name, value in variables.items())
+
+
+def _normal(itf_value: Any) -> Any:
+    """An ITF value in a form where equal values are equal: sets unordered, records as pairs."""
+    return freeze(_tagged(decode(itf_value)))
+
+
+def _tagged(value: Any) -> Any:
+    # keep apart what Python equates: True/1, tuples/lists
+    if isinstance(value, bool):
+        return ("#bool", value)
+    if isinstance(value, tuple):
+        return ("#tup", tuple(_tagged(v) for v in value))
+    if isinstance(value, list):
+        return ("#seq", tuple(_tagged(v) for v in value))
+    if isinstance(value, frozenset):
+        return ("#set", frozenset(_tagged(v) for v in value))
+    if isinstance(value, dict):
+        return ("#rec", frozenset((freeze(_tagged(k)), freeze(_tagged(v))) for k, v in value.items()))
+    return value
+
+
+__all__ = ["ReplayFailed", "ReplayReport", "model_for", "replay", "INIT_ACTION"]

@@ -1,0 +1,61 @@
+"""``trace show``: a trace in the terminal, one block per step, the action and only what changed."""
+
+from __future__ import annotations
+
+from typing import IO
+
+from rich.console import Console
+from rich.text import Text
+
+from .trace import ABSENT, Trace, format_value, value_changes
+
+#: Longest value shown on one line; longer ones are cut with an ellipsis.
+VALUE_LIMIT = 160
+
+
+def show_trace(trace: Trace, file: IO[str] | None = None, color: bool | None = None) -> None:
+    """Print ``trace``: the first state in full, then for each step the action and the changed fields.
+
+    Trace content goes out as plain ``Text``, never as rich markup, so brackets in it are shown.
+    """
+    console = Console(file=file, highlight=False, no_color=color is False, force_terminal=color,
+                      soft_wrap=True, emoji=False)
+    console.print(Text(trace.title, style="bold"))
+    total = len(trace.steps)
+    for step in trace.steps:
+        header = Text()
+        header.append(f"── {step.index}/{total - 1} ", style="dim")
+        header.append(step.label, style="bold cyan")
+        console.print(header)
+        if step.index == 0:
+            for variable in trace.variables:
+                if variable in step.values:
+                    line = Text("   ")
+                    line.append(variable, style="bold")
+                    line.append(" = ")
+                    line.append(format_value(step.values[variable], VALUE_LIMIT))
+                    console.print(line)
+            continue
+        previous = trace.steps[step.index - 1].values
+        if not step.changed:
+            console.print(Text("   nothing changed", style="dim"))
+        for variable in step.changed:
+            old = previous.get(variable)
+            for path, before, after in value_changes(old, step.values[variable]):
+                line = Text("   ")
+                line.append(variable + path, style="bold")
+                if before is ABSENT:
+                    line.append(" + ", style="green")
+                    line.append(format_value(after, VALUE_LIMIT), style="green")
+                elif after is ABSENT:
+                    line.append(" - ", style="red")
+                    line.append(format_value(before, VALUE_LIMIT), style="red")
+                else:
+                    line.append(": ")
+                    line.append(format_value(before, VALUE_LIMIT), style="red")
+                    line.append(" → ", style="dim")
+                    line.append(format_value(after, VALUE_LIMIT), style="green")
+                console.print(line)
+    verdict = trace.verdict
+    if verdict:
+        console.print(Text(verdict, style="bold red"))

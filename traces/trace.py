@@ -1,0 +1,232 @@
+"""A trace as the viewers and replay see it: steps of decoded variables, each with the action
+that led to it, and what changed since the step before.
+
+Any valid ITF file loads, whoever wrote it.  A kraftcheck trace names its action in each
+state's ``#meta``; a Quint trace in its ``mbt::actionTaken`` variable; other traces have no
+action names, and their steps are just numbered.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .itf import TraceFormatError, decode, read_trace
+
+#: The ``#meta`` source of the traces the checker writes.
+KRAFTCHECK_SOURCE = "kraftcheck"
+#: Variables in which Quint records the action taken (its model-based-testing mode).
+QUINT_ACTION_VARIABLES = ("mbt::actionTaken", "action_taken")
+
+
+@dataclass
+class Step:
+    """One state of a trace and the action that led to it."""
+
+    index: int
+    #: the action's name ("Init" for the first state of a kraftcheck trace), or None when unknown
+    action: str | None
+    #: the action's parameters, decoded
+    params: list[Any]
+    #: variable -> decoded value
+    values: dict[str, Any]
+    #: variable -> value exactly as in the file (ITF form)
+    raw: dict[str, Any]
+    #: variables whose value differs from the step before (every variable for the first step)
+    changed: list[str] = field(default_factory=list)
+    #: the state's own ``#meta``, unknown keys included
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The action as a reader sees it: ``Name(p1, p2)``, or ``step i`` when unknown."""
+        if self.action is None:
+            return f"step {self.index}"
+        if not self.params:
+            return self.action
+        return f"{self.action}({', '.join(format_value(p) for p in self.params)})"
+
+
+@dataclass
+class Trace:
+    path: str
+    meta: dict[str, Any]
+    variables: list[str]
+    steps: list[Step]
+    loop: int | None = None
+
+    @property
+    def written_by_kraftcheck(self) -> bool:
+        return self.meta.get("source") == KRAFTCHECK_SOURCE and isinstance(self.meta.get("model"), str)
+
+    @property
+    def verdict(self) -> str | None:
+        """What the last state (or step) shows, in words; None when the trace does not say."""
+        kind, name = self.meta.get("kind"), self.meta.get("invariant")
+        last = len(self.steps) - 1
+        if kind == "invariant":
+            return f"state {last} violates the invariant {name}"
+        if kind == "action":
+            return f"step {last} ({self.steps[last].action}) violates the step property {name}"
+        if kind == "deadlock":
+            return f"state {last} is a deadlock: no action is enabled"
+        if self.meta.get("status") == "violation" or kind is not None:
+            return f"the last state ({last}) is a {kind or 'violation'}"
+        return None
+
+    @property
+    def title(self) -> str:
+        model = self.meta.get("model") or self.meta.get("source") or os.path.basename(self.path)
+        what = self.meta.get("invariant") or self.meta.get("status") or "trace"
+        return f"{model}: {what}"
+
+
+def load_trace(path: str | os.PathLike) -> Trace:
+    """Read, validate and decode an ITF file; :class:`TraceFormatError` on anything invalid."""
+    document = read_trace(path)
+    meta = document.get("#meta", {})
+    if not isinstance(meta, dict):
+        raise TraceFormatError(f"{path}: '#meta' must be a JSON object")
+    variables = list(document.get("vars") or _variables_of(document["states"]))
+    if not document["states"]:
+        raise TraceFormatError(f"{path} holds no states")
+    steps: list[Step] = []
+    for index, state in enumerate(document["states"]):
+        state_meta = state.get("#meta", {})
+        if not isinstance(state_meta, dict):
+            raise TraceFormatError(f"{path}: state {index}: '#meta' must be a JSON object")
+        raw = {v: state[v] for v in variables if v in state}
+        try:
+            values = {v: decode(raw[v]) for v in raw}
+            params = [decode(p) for p in state_meta.get("params", [])] if isinstance(state_meta.get("params", []), list) else None
+        except TraceFormatError as e:
+            raise TraceFormatError(f"{path}: state {index}: {e}") from None
+        if params is None:
+            raise TraceFormatError(f"{path}: state {index}: '#meta' params must be a list")
+        action = state_meta.get("action")
+        if action is None:
+            action = next((values[v] for v in QUINT_ACTION_VARIABLES if isinstance(values.get(v), str)), None)
+        elif not isinstance(action, str):
+            raise TraceFormatError(f"{path}: state {index}: '#meta' action must be a string")
+        step = Step(index, action, params, values, raw, meta=state_meta)
+        if steps:
+            previous = steps[-1].values
+            step.changed = [v for v in variables if v in values and (v not in previous or previous[v] != values[v]
+                                                                   or _kinds(previous[v]) != _kinds(values[v]))]
+        else:
+            step.changed = list(values)
+        steps.append(step)
+    return Trace(str(path), meta, variables, steps, document.get("loop"))
+
+
+def _variables_of(states: list[dict]) -> list[str]:
+    seen: dict[str, None] = {}
+    for state in states:
+        for key in state:
+            if key != "#meta":
+                seen.setdefault(key, None)
+    return list(seen)
+
+
+def _kinds(value: Any) -> Any:
+    """The shape of a value, so that ``True`` and ``1`` (equal in Python) count as a change."""
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_kinds(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((repr(k), _kinds(v)) for k, v in value.items())))
+    return type(value).__name__
+
+
+# ------------------------------------------------------------------------- formatting
+
+
+def format_value(value: Any, limit: int | None = None) -> str:
+    """A decoded value in a compact, readable form: lists ``[a, b]``, tuples ``<<a, b>>``
+    (TLA+'s), sets ``{a, b}``, records ``{field: v}``, maps ``{k -> v}``."""
+    text = _format(value)
+    if limit is not None and len(text) > limit:
+        return text[: max(limit - 1, 0)] + "…"
+    return text
+
+
+def _format(value: Any) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value if _is_word(value) else _quote(value)
+    if isinstance(value, tuple):
+        return "<<" + ", ".join(_format(v) for v in value) + ">>"
+    if isinstance(value, list):
+        return "[" + ", ".join(_format(v) for v in value) + "]"
+    if isinstance(value, frozenset | set):
+        return "{" + ", ".join(sorted(_format(v) for v in value)) + "}"
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return "{" + ", ".join(f"{k}: {_format(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_format(k)} -> {_format(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _is_word(text: str) -> bool:
+    return bool(text) and all(c.isalnum() or c in "_-.:" for c in text) and not text[0].isdigit()
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def value_changes(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    """Where two values differ, as ``(path, old, new)`` leaves: ``[1].leader`` inside lists of
+    records, so that a reader sees the one field that changed rather than the whole variable."""
+    if _same(old, new):
+        return []
+    if isinstance(old, list) and isinstance(new, list):
+        positional = moved = None
+        if len(old) == len(new):
+            positional = [c for i, (o, n) in enumerate(zip(old, new)) for c in value_changes(o, n, f"{path}[{i}]")]
+            moved = sum(not _same(o, n) for o, n in zip(old, new))
+            if moved <= 1:
+                return positional
+        bag = _bag_changes(old, new, path)
+        if bag and (moved is None or len(bag) <= moved):
+            return bag
+        if positional is not None:
+            return positional
+    if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
+        return [c for i, (o, n) in enumerate(zip(old, new)) for c in value_changes(o, n, f"{path}[{i}]")]
+    if isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
+        changes = []
+        for key in old:
+            where = f"{path}.{key}" if isinstance(key, str) and _is_word(key) else f"{path}[{_format(key)}]"
+            changes.extend(value_changes(old[key], new[key], where))
+        return changes
+    return [(path, old, new)]
+
+
+#: Stands for "no value" in :func:`value_changes`: an item added to or removed from a list.
+ABSENT = type("Absent", (), {"__repr__": lambda self: "ABSENT"})()
+
+
+def _bag_changes(old: list, new: list, path: str) -> list[tuple[str, Any, Any]] | None:
+    """A list read as a bag (messages in flight): the items removed, then the items added."""
+    remaining = list(new)
+    removed = []
+    for item in old:
+        for i, candidate in enumerate(remaining):
+            if _same(item, candidate):
+                del remaining[i]
+                break
+        else:
+            removed.append(item)
+    if len(removed) + len(remaining) > max(len(old), len(new)):
+        return None  # nothing in common: the whole value changed
+    return [(path, item, ABSENT) for item in removed] + [(path, ABSENT, item) for item in remaining]
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b and _kinds(a) == _kinds(b)
