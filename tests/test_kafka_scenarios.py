@@ -30,6 +30,8 @@ from kraftcheck.model.kraft import (
     REGISTER,
     REGISTER_RESPONSE,
     DIRS,
+    FUTURE,
+    QUEUED,
 )
 from kraftcheck.model.uuids import FIRST_REAL, LOST, MIGRATING, RESERVED3, UNASSIGNED, is_online
 
@@ -317,3 +319,88 @@ def test_broker_stays_fenced_until_its_replicas_are_assigned():
     assert not state[FENCED][0]
     assert state[PARTITION][0][LEADER] == 0  # elected as it was unfenced
     check_invariants(model, state)
+
+
+# -------------------------------------------------------------------------------------------
+# Intra-broker moves (KIP-858 "Intra-broker replica movement", KAFKA-16297) and KAFKA-16234
+# -------------------------------------------------------------------------------------------
+
+
+def enabled(model, state, name, *params):
+    return any(action[0] == name and tuple(action[1:]) == params for action, _ in model.successors(state))
+
+
+def one_broker_with_a_placed_replica(**extra):
+    model = make_model(dict(brokers=1, dirs_per_broker=2, partitions=1, replication_factor=1, max_messages=4, **extra))
+    state = start_and_register(model, next(iter(model.init_states())), [0])
+    state = step(model, state, "ControllerCreatesPartition", 0)
+    state = place_replicas(model, state, 0, [0])
+    return model, state
+
+
+def test_move_promoted_only_after_the_assignment_is_acknowledged():
+    model, state = one_broker_with_a_placed_replica(moves=1)
+    source, target = dir_id(model, state, 0, 0), dir_id(model, state, 0, 1)
+    assert state[PARTITION][0][DIRS] == (source,)
+    state = step(model, state, "BrokerStartsMove", 0, 0, 1)
+    state = step(model, state, "BrokerFutureCaughtUp", 0, 0)
+    state = step(model, state, "BrokerSendsAssignment", 0, 0)
+    state = deliver(model, state, ASSIGN, 0)
+    assert state[PARTITION][0][DIRS] == (target,)
+    assert model.main_slots(state, 0, 0) == (0,)  # not promoted yet
+    state = deliver(model, state, ASSIGN_RESPONSE, 0)
+    assert model.main_slots(state, 0, 0) == (1,)  # promoted, source deleted
+    check_invariants(model, state)
+
+
+def test_move_reverted_when_the_destination_fails_before_promotion():
+    model, state = one_broker_with_a_placed_replica(moves=1)
+    source = dir_id(model, state, 0, 0)
+    state = step(model, state, "BrokerStartsMove", 0, 0, 1)
+    state = step(model, state, "BrokerFutureCaughtUp", 0, 0)
+    state = step(model, state, "BrokerSendsAssignment", 0, 0)
+    state = deliver(model, state, ASSIGN, 0)  # metadata now names the destination
+    state = step(model, state, "BrokerFailsDir", 0, 1)  # the destination fails first
+    assert state[QUEUED][0][0] == source  # the assignment is reverted
+    check_invariants(model, state)
+    state = deliver(model, state, ASSIGN_RESPONSE, 0)  # the old acknowledgement: superseded
+    assert model.main_slots(state, 0, 0) == (0,) and state[QUEUED][0][0] == source
+    state = step(model, state, "BrokerSendsAssignment", 0, 0)
+    state = deliver(model, state, ASSIGN, 0)
+    state = deliver(model, state, ASSIGN_RESPONSE, 0)
+    assert state[PARTITION][0][DIRS] == (source,) and state[QUEUED][0][0] == -1
+    check_invariants(model, state)
+    # Without the revert (KAFKA-16297) the metadata keeps naming the failed directory.
+    broken = make_model(dict(brokers=1, dirs_per_broker=2, partitions=1, replication_factor=1, max_messages=4, moves=1,
+                             mutant="no_revert_on_dest_failure"))
+    _, s = one_broker_with_a_placed_replica(moves=1, mutant="no_revert_on_dest_failure")
+    for name, *params in [("BrokerStartsMove", 0, 0, 1), ("BrokerFutureCaughtUp", 0, 0), ("BrokerSendsAssignment", 0, 0)]:
+        s = step(broken, s, name, *params)
+    s = deliver(broken, s, ASSIGN, 0)
+    s = step(broken, s, "BrokerFailsDir", 0, 1)
+    s = deliver(broken, s, ASSIGN_RESPONSE, 0)
+    assert not broken.invariants["FailedMoveReverted"](s)
+
+
+def test_move_assigned_to_lost_when_the_source_fails():
+    model, state = one_broker_with_a_placed_replica(moves=1)
+    state = step(model, state, "BrokerStartsMove", 0, 0, 1)
+    state = step(model, state, "BrokerFutureCaughtUp", 0, 0)
+    state = step(model, state, "BrokerFailsDir", 0, 0)  # the source fails mid-move
+    assert state[QUEUED][0][0] == LOST and state[FUTURE][0][0] == -1
+    state = step(model, state, "BrokerSendsAssignment", 0, 0)
+    state = deliver(model, state, ASSIGN, 0)
+    assert state[PARTITION][0][DIRS] == (LOST,)
+    assert state[PARTITION][0][LEADER] == -1  # LOST is offline: nobody acceptable
+    check_invariants(model, state)
+
+
+def test_replica_in_an_offline_directory_is_not_recreated_elsewhere():
+    model, state = one_broker_with_a_placed_replica()
+    state = step(model, state, "BrokerFailsDir", 0, 0)
+    assert not enabled(model, state, "BrokerConsumesMetadata", 0, 0)
+    broken = make_model(dict(brokers=1, dirs_per_broker=2, partitions=1, replication_factor=1, max_messages=4,
+                             mutant="recreate_elsewhere"))
+    after = broken.BrokerConsumesMetadata(state, 0, 0)
+    assert broken.main_slots(after, 0, 0) == (0, 1)
+    assert not broken.invariants["NoReplicaRecreatedElsewhere"](after)
