@@ -179,6 +179,7 @@ def _search_options(config: CheckConfig, args) -> dict[str, Any]:
 def write_traces(model, config: CheckConfig, result: Result, trace_dir: Path) -> dict[str, str]:
     """Write every counterexample as ITF; return invariant name -> path."""
     from kraftcheck.traces.counterexample import write_counterexample
+    from kraftcheck.traces.render import svg_beside
 
     meta = {"model": config.model, "config": config.to_json()}
     paths = {}
@@ -188,6 +189,7 @@ def write_traces(model, config: CheckConfig, result: Result, trace_dir: Path) ->
             write_counterexample(path, model, cx, meta)
         except OSError as e:
             raise ConfigError(f"cannot write trace to {path}: {e.strerror}") from None
+        svg_beside(path, model)  # X.svg beside X.itf.json when graphviz's dot is installed
         paths[cx.name] = str(path)
     return paths
 
@@ -215,6 +217,8 @@ def _describe_action(action) -> str:
 
 
 def report(result: Result, trace_paths: dict[str, str], *, quiet: bool, out) -> None:
+    from kraftcheck.traces.render import svg_path_for
+
     for cx in result.counterexamples:
         what = {
             "invariant": f"invariant {cx.name} is violated",
@@ -226,6 +230,9 @@ def report(result: Result, trace_paths: dict[str, str], *, quiet: bool, out) -> 
             for i, (action, _) in enumerate(cx.trace, start=1):
                 print(f"  {i:>3}  {_describe_action(action)}", file=out)
         print(f"  trace: {trace_paths[cx.name]}", file=out)
+        picture = svg_path_for(trace_paths[cx.name])
+        if picture.is_file():
+            print(f"  picture: {picture}", file=out)
     if result.stopped_by:
         bound = {"max_states": "--max-states", "max_depth": "--max-depth"}[result.stopped_by]
         print(f"incomplete: the search stopped at the {bound} bound; states remain unexplored", file=out)

@@ -1,0 +1,265 @@
+"""The Kafka cluster of one trace state as a picture: the model's ``picture`` hook for traces.
+
+``picture(vars, previous)`` draws from the variables exactly as ``KRaftJBOD.describe`` names
+them (nothing else), and returns a graphviz HTML-like ``<TABLE>``:
+
+- one column per broker: a box with its status and incarnation, holding its log directories
+  (short UUID names, online or failed), each holding the replicas on it (leader and ISR
+  marked, future replicas of a move, assignments queued for the controller);
+- under each broker, the controller's view of it (registered epoch, fenced, online
+  directories), with what disagrees with the broker's own state in red;
+- the partitions as the controller's metadata has them, and the messages in flight.
+
+Whatever differs from ``previous`` (the step before) is highlighted.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+CHANGED = "#ffe27a"  # what this step changed
+WRONG = "#c0392b"  # the controller's view disagrees with the broker
+ONLINE = "#e4f3e0"
+FAILED = "#f6c9c3"
+OFF = "#e6e6e6"
+BROKER = "#f7f9fc"
+NONE = -1  # no future replica
+NO_LEADER = -1
+NO_PARTITION = "NoPartition"
+NO_DIR = "NONE"
+
+
+def picture(vars: dict, previous: dict | None = None) -> str:  # noqa: A002 - the hook's documented name
+    """The cluster at this step, what changed since ``previous`` highlighted."""
+    now = _View(vars)
+    before = _View(previous) if previous else None
+    brokers = range(len(now.get("brokerStatus", [])))
+    columns = len(brokers) or 1
+    rows = [
+        "<TR>" + "".join(f"<TD VALIGN=\"TOP\">{_broker(now, before, b)}</TD>" for b in brokers) + "</TR>",
+        "<TR>" + "".join(f"<TD VALIGN=\"TOP\">{_controller_view(now, before, b)}</TD>" for b in brokers) + "</TR>",
+        f'<TR><TD COLSPAN="{columns}" ALIGN="LEFT">{_partitions(now, before)}</TD></TR>',
+        f'<TR><TD COLSPAN="{columns}" ALIGN="LEFT">{_network(now, before)}</TD></TR>',
+        f'<TR><TD COLSPAN="{columns}" ALIGN="LEFT">{_counters(now, before)}</TD></TR>',
+    ]
+    return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="4" CELLPADDING="0">{"".join(rows)}</TABLE>'
+
+
+class _View:
+    """The described variables, read defensively: a missing entry reads as None."""
+
+    def __init__(self, values: dict):
+        self.values = values
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.values.get(name, default)
+
+    def at(self, name: str, *path: Any) -> Any:
+        value = self.values.get(name)
+        for key in path:
+            try:
+                value = value[key]
+            except (IndexError, KeyError, TypeError):
+                return None
+        return value
+
+    def replicas(self, p: int) -> list[int]:
+        """The brokers holding partition p, in the order of its ``dirs`` (the model's fixed
+        assignment: p, p+1, ... modulo the number of brokers)."""
+        part = self.at("partition", p)
+        count = len(part["dirs"]) if isinstance(part, dict) else 0
+        brokers = len(self.get("brokerStatus", []))
+        return [(p + i) % brokers for i in range(count)] if brokers else []
+
+    def assigned_dir(self, p: int, b: int) -> str | None:
+        """The directory the controller's metadata gives broker b's replica of p."""
+        part = self.at("partition", p)
+        if not isinstance(part, dict) or b not in self.replicas(p):
+            return None
+        return part["dirs"][self.replicas(p).index(b)]
+
+    def online(self, b: int) -> list[str]:
+        """The directories broker b can use now (its disks that have not failed)."""
+        ids, states = self.at("dirIds", b) or [], self.at("dirState", b) or []
+        return [d for d, state in zip(ids, states) if state == "HEALTHY"]
+
+
+def _e(text: Any) -> str:
+    # brackets as entities too: dot misreads a "]" right after a closing tag
+    return html.escape(str(text), quote=True).replace("&#x27;", "&#39;").replace("[", "&#91;").replace("]", "&#93;")
+
+
+def _bg(changed: bool, otherwise: str | None = None) -> str:
+    colour = CHANGED if changed else otherwise
+    return f' BGCOLOR="{colour}"' if colour else ""
+
+
+def _differs(now: _View, before: _View | None, name: str, *path: Any) -> bool:
+    return before is not None and now.at(name, *path) != before.at(name, *path)
+
+
+# ------------------------------------------------------------------------- brokers
+
+
+def _broker(now: _View, before: _View | None, b: int) -> str:
+    status = now.at("brokerStatus", b)
+    incarnation = now.at("incarnation", b)
+    header_changed = _differs(now, before, "brokerStatus", b) or _differs(now, before, "incarnation", b)
+    background = OFF if status == "OFF" else BROKER
+    header = (f'<TR><TD ALIGN="LEFT"{_bg(header_changed)}><B>broker {b}</B>  {_e(status)}'
+              f'  <FONT POINT-SIZE="9">incarnation {_e(incarnation)}</FONT></TD></TR>')
+    dirs = [_directory(now, before, b, slot) for slot in range(len(now.at("dirIds", b) or []))]
+    queued = _queued(now, before, b)
+    body = "".join(f"<TR><TD>{d}</TD></TR>" for d in dirs) + queued
+    return (f'<TABLE BORDER="1" COLOR="#4a6fa5" CELLBORDER="0" CELLSPACING="3" CELLPADDING="2"'
+            f' BGCOLOR="{background}">{header}{body}</TABLE>')
+
+
+def _directory(now: _View, before: _View | None, b: int, slot: int) -> str:
+    uuid = now.at("dirIds", b, slot)
+    state = now.at("dirState", b, slot)
+    healthy = state == "HEALTHY"
+    changed = any(_differs(now, before, name, b, slot) for name in ("dirIds", "dirState", "logs")) or (
+        before is not None and _futures(now, b, slot) != _futures(before, b, slot))
+    colour = ONLINE if healthy else FAILED
+    if now.at("brokerStatus", b) == "OFF":
+        colour = OFF
+    state_text = {"HEALTHY": "online", "FAILED": "FAILED", "FAILED_ACKED": "FAILED (acked)"}.get(state, state)
+    title = f'<B>{_e(uuid)}</B> <FONT POINT-SIZE="9">slot {slot}</FONT> {_e(state_text)}'
+    if not healthy:
+        title = f'<S>{_e(uuid)}</S> <FONT POINT-SIZE="9">slot {slot}</FONT> <B>{_e(state_text)}</B>'
+    # the controller's opinion of this directory, when it disagrees
+    registered = now.at("onlineDirs", b) or []
+    if now.at("brokerEpoch", b) and registered:
+        if healthy and uuid not in registered:
+            title += f' <FONT COLOR="{WRONG}">controller: offline</FONT>'
+        elif not healthy and uuid in registered:
+            title += f' <FONT COLOR="{WRONG}">controller: online</FONT>'
+    replicas = [_replica(now, before, b, slot, p) for p in (now.at("logs", b, slot) or [])]
+    futures = _futures(now, b, slot)
+    replicas += [f'<FONT COLOR="#555555">p{_e(p)} (future)</FONT>' for p in futures]
+    content = "  ".join(replicas) if replicas else '<FONT COLOR="#777777">no replicas</FONT>'
+    border = "#2e7d32" if healthy else WRONG
+    return (f'<TABLE BORDER="1" COLOR="{border}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2"{_bg(changed, colour)}>'
+            f'<TR><TD ALIGN="LEFT">{title}</TD></TR><TR><TD ALIGN="LEFT">{content}</TD></TR></TABLE>')
+
+
+def _futures(view: _View, b: int, slot: int) -> list[int]:
+    """The partitions whose future replica (a move in progress) broker b is building in ``slot``."""
+    return [p for p, s in enumerate(view.at("future", b) or []) if s == slot]
+
+
+def _replica(now: _View, before: _View | None, b: int, slot: int, p: int) -> str:
+    part = now.at("partition", p)
+    marks = []
+    if isinstance(part, dict):
+        if part.get("leader") == b:
+            marks.append("<B>leader</B>")
+        if b in (part.get("isr") or []):
+            marks.append("ISR")
+        assigned = now.assigned_dir(p, b)
+        here = now.at("dirIds", b, slot)
+        if assigned is not None and assigned != here:
+            marks.append(f'<FONT COLOR="{WRONG}">controller: {_e(assigned)}</FONT>')
+    text = f"<B>p{_e(p)}</B>" + (f" {' '.join(marks)}" if marks else "")
+    return f"&#91;{text}&#93;"
+
+
+def _queued(now: _View, before: _View | None, b: int) -> str:
+    items = [(p, d) for p, d in enumerate(now.at("queued", b) or []) if d != NO_DIR]
+    changed = _differs(now, before, "queued", b)
+    if not items:
+        if not changed:
+            return ""
+        return (f'<TR><TD ALIGN="LEFT"{_bg(True)}><FONT POINT-SIZE="9">to tell the controller: nothing'
+                "</FONT></TD></TR>")
+    text = ", ".join(f"p{p} in {_e(d)}" for p, d in items)
+    return f'<TR><TD ALIGN="LEFT"{_bg(changed)}><FONT POINT-SIZE="9">to tell the controller: {text}</FONT></TD></TR>'
+
+
+# ------------------------------------------------------------------------- controller
+
+
+def _controller_view(now: _View, before: _View | None, b: int) -> str:
+    epoch = now.at("brokerEpoch", b)
+    fenced = now.at("fenced", b)
+    registered = now.at("onlineDirs", b) or []
+    lines = []
+    changed = _differs(now, before, "brokerEpoch", b)
+    epoch_text = f"epoch {_e(epoch)}" if epoch else "not registered"
+    if epoch and epoch != now.at("incarnation", b):
+        epoch_text = f'<FONT COLOR="{WRONG}">{epoch_text} (broker: {_e(now.at("incarnation", b))})</FONT>'
+    lines.append((epoch_text, changed))
+    fenced_text = "<B>fenced</B>" if fenced else "unfenced"
+    if not fenced and now.at("brokerStatus", b) != "RUNNING":
+        fenced_text = f'<FONT COLOR="{WRONG}">unfenced (broker {_e(now.at("brokerStatus", b))})</FONT>'
+    lines.append((fenced_text, _differs(now, before, "fenced", b)))
+    if epoch:
+        actual = now.online(b)
+        shown = []
+        for d in registered:
+            shown.append(_e(d) if d in actual else f'<FONT COLOR="{WRONG}">{_e(d)}</FONT>')
+        dirs_text = ", ".join(shown) if shown else "none registered"
+        lines.append((f"online: {dirs_text}", _differs(now, before, "onlineDirs", b)))
+    rows = "".join(f'<TR><TD ALIGN="LEFT"{_bg(c)}>{text}</TD></TR>' for text, c in lines)
+    return (f'<TABLE BORDER="1" STYLE="dashed" COLOR="#8e44ad" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">'
+            f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#8e44ad">controller\'s view of broker {b}</FONT>'
+            f"</TD></TR>{rows}</TABLE>")
+
+
+def _partitions(now: _View, before: _View | None) -> str:
+    rows = []
+    for p, part in enumerate(now.get("partition", [])):
+        changed = _differs(now, before, "partition", p)
+        if not isinstance(part, dict):
+            text = f"<B>p{p}</B>  not created"
+        else:
+            leader = part.get("leader")
+            leader_text = "<B>no leader</B>" if leader == NO_LEADER else f"leader <B>b{_e(leader)}</B>"
+            if leader != NO_LEADER and (now.at("fenced", leader) or now.at("brokerStatus", leader) != "RUNNING"):
+                leader_text = f'<FONT COLOR="{WRONG}">{leader_text} ({"fenced" if now.at("fenced", leader) else "not running"})</FONT>'
+            isr = ", ".join(f"b{_e(r)}" for r in part.get("isr") or [])
+            placed = ", ".join(f"b{r} in {_e(d)}" for r, d in zip(now.replicas(p), part.get("dirs") or []))
+            text = (f"<B>p{p}</B>  {leader_text}  ISR {{{isr}}}  replicas: {placed}"
+                    f'  <FONT POINT-SIZE="9">leader epoch {_e(part.get("leaderEpoch"))},'
+                    f' partition epoch {_e(part.get("partitionEpoch"))}</FONT>')
+        rows.append(f'<TR><TD ALIGN="LEFT"{_bg(changed)}>{text}</TD></TR>')
+    if not rows:
+        rows.append('<TR><TD ALIGN="LEFT">no partitions</TD></TR>')
+    return (f'<TABLE BORDER="1" STYLE="dashed" COLOR="#8e44ad" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">'
+            f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#8e44ad">controller\'s metadata</FONT></TD></TR>'
+            f'{"".join(rows)}</TABLE>')
+
+
+# ------------------------------------------------------------------------- network, counters
+
+
+def _network(now: _View, before: _View | None) -> str:
+    messages = list(now.get("network", []))
+    previous = list(before.get("network", [])) if before is not None else list(messages)
+    remaining = list(previous)
+    rows = []
+    for m in messages:
+        new = m not in remaining
+        if not new:
+            remaining.remove(m)
+        rows.append(f'<TR><TD ALIGN="LEFT"{_bg(new)}>&#8594; {_e(m)}</TD></TR>')
+    for m in remaining:  # delivered or lost by this step
+        rows.append(f'<TR><TD ALIGN="LEFT" BGCOLOR="{CHANGED}"><FONT COLOR="#777777"><S>{_e(m)}</S>'
+                    f"  (gone)</FONT></TD></TR>")
+    if not rows:
+        rows.append('<TR><TD ALIGN="LEFT"><FONT COLOR="#777777">nothing in flight</FONT></TD></TR>')
+    return (f'<TABLE BORDER="1" COLOR="#999999" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">'
+            f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#555555">messages in flight</FONT></TD></TR>'
+            f'{"".join(rows)}</TABLE>')
+
+
+def _counters(now: _View, before: _View | None) -> str:
+    names = (("nextUuid", "next UUID"), ("dirFailures", "dir failures"), ("lostMessages", "lost messages"),
+             ("movesStarted", "moves started"))
+    cells = "".join(
+        f'<TD{_bg(_differs(now, before, name))}><FONT POINT-SIZE="9">{label} {_e(now.get(name))}</FONT></TD>'
+        for name, label in names if name in now.values
+    )
+    return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2"><TR>{cells or "<TD></TD>"}</TR></TABLE>'

@@ -1,0 +1,200 @@
+"""``trace html``: one self-contained page to step through a trace (inline CSS, JS and SVG).
+
+Every step is a section holding its action, what changed, the picture (graphviz SVG, drawn
+when ``dot`` is installed) and the table of variables with the changed ones highlighted; a
+small script shows one section at a time (buttons, arrow keys, the list of steps).  Without
+JavaScript every section shows, one under the other.
+
+All trace content is escaped here, in Python; the script reads nothing from the trace.  A
+Content-Security-Policy allows only the page's own script (by hash) and inline styles, so
+the page loads nothing from the network and nothing in a trace can run.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+from .render import dot_available, pipe, state_graph
+from .trace import ABSENT, Step, Trace, format_value, value_changes
+
+VALUE_LIMIT = 2000
+
+STYLE = """
+:root { --changed: #ffe27a; --bad: #d7301f; --ink: #1d2430; --muted: #5b6678; --line: #d5dbe5; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink);
+       margin: 0; background: #f4f6fa; }
+header { padding: 12px 20px; background: #1f3b63; color: white; }
+header h1 { font-size: 17px; margin: 0 0 2px; }
+header p { margin: 0; color: #c9d6ea; }
+nav { position: sticky; top: 0; z-index: 2; display: flex; gap: 10px; align-items: center; padding: 8px 20px;
+      background: white; border-bottom: 1px solid var(--line); }
+nav button { font: inherit; padding: 4px 12px; border: 1px solid #9aa8bd; border-radius: 4px; background: #eef2f8;
+             cursor: pointer; }
+nav button:disabled { opacity: .4; cursor: default; }
+#position { font-weight: 600; min-width: 8em; }
+#current-action { color: var(--muted); font-family: ui-monospace, Menlo, Consolas, monospace; }
+main { display: flex; gap: 16px; padding: 16px 20px; align-items: flex-start; }
+ol.timeline { list-style: none; margin: 0; padding: 0; min-width: 15em; max-width: 22em; position: sticky;
+              top: 56px; max-height: calc(100vh - 70px); overflow: auto; }
+ol.timeline button { display: block; width: 100%; text-align: left; font: 12px ui-monospace, Menlo, Consolas, monospace;
+                     padding: 3px 6px; border: 0; border-left: 3px solid transparent; background: none;
+                     cursor: pointer; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+ol.timeline button[aria-current="step"] { background: #dfe8f5; border-left-color: #1f3b63; font-weight: 700; }
+ol.timeline li.last button { color: var(--bad); }
+.steps { flex: 1; min-width: 0; }
+section.step { background: white; border: 1px solid var(--line); border-radius: 6px; padding: 12px 16px;
+               margin-bottom: 16px; }
+section.step h2 { font-size: 15px; margin: 0 0 6px; }
+section.step h2 .index { color: var(--muted); margin-right: .4em; }
+section.step h2 code { font-size: 14px; }
+ul.changes { margin: 4px 0 10px; padding-left: 18px; font: 12px ui-monospace, Menlo, Consolas, monospace; }
+ul.changes .old { color: #a33; } ul.changes .new { color: #17702b; }
+.picture { overflow: auto; margin: 8px 0; }
+.picture svg { max-width: 100%; height: auto; }
+table.vars { border-collapse: collapse; width: 100%; font: 12px ui-monospace, Menlo, Consolas, monospace; }
+table.vars th, table.vars td { border: 1px solid var(--line); padding: 3px 6px; text-align: left;
+                               vertical-align: top; white-space: pre-wrap; word-break: break-word; }
+table.vars th { width: 12em; font-weight: normal; }
+table.vars tr.changed th, table.vars tr.changed td { background: var(--changed); }
+table.vars tr.changed th { font-weight: 700; }
+.verdict { margin: 10px 0 0; padding: 8px 12px; background: var(--bad); color: white; font-weight: 700;
+           border-radius: 4px; }
+details { margin-top: 8px; } summary { cursor: pointer; color: var(--muted); }
+"""
+
+SCRIPT = """
+(function () {
+  var steps = Array.prototype.slice.call(document.querySelectorAll("section.step"));
+  var items = Array.prototype.slice.call(document.querySelectorAll("ol.timeline button"));
+  var position = document.getElementById("position");
+  var action = document.getElementById("current-action");
+  var previous = document.getElementById("previous");
+  var next = document.getElementById("next");
+  var current = 0;
+  function show(i) {
+    current = Math.max(0, Math.min(steps.length - 1, i));
+    steps.forEach(function (s, k) { s.hidden = k !== current; });
+    items.forEach(function (b, k) {
+      if (k === current) { b.setAttribute("aria-current", "step"); } else { b.removeAttribute("aria-current"); }
+    });
+    position.textContent = "step " + current + " of " + (steps.length - 1);
+    action.textContent = steps[current].getAttribute("data-action");
+    previous.disabled = current === 0;
+    next.disabled = current === steps.length - 1;
+    document.body.setAttribute("data-current-step", String(current));
+  }
+  previous.addEventListener("click", function () { show(current - 1); });
+  next.addEventListener("click", function () { show(current + 1); });
+  items.forEach(function (b, k) { b.addEventListener("click", function () { show(k); }); });
+  document.addEventListener("keydown", function (e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) { return; }
+    if (e.key === "ArrowRight" || e.key === "ArrowDown" || e.key === "j") { show(current + 1); e.preventDefault(); }
+    else if (e.key === "ArrowLeft" || e.key === "ArrowUp" || e.key === "k") { show(current - 1); e.preventDefault(); }
+    else if (e.key === "Home") { show(0); e.preventDefault(); }
+    else if (e.key === "End") { show(steps.length - 1); e.preventDefault(); }
+  });
+  document.querySelector("nav").hidden = false;
+  show(0);
+})();
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def step_svg(trace: Trace, step: Step, model: Any) -> str | None:
+    """The step's picture as inline SVG (no XML prologue), or None when ``dot`` is missing."""
+    if not dot_available():
+        return None
+    svg = pipe(state_graph(trace, step, model), "svg").decode("utf-8")
+    start = svg.find("<svg")
+    svg = svg[start:] if start >= 0 else svg
+    return re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+
+
+def _changes(trace: Trace, step: Step) -> str:
+    if step.index == 0:
+        return ""
+    previous = trace.steps[step.index - 1].values
+    lines = []
+    for variable in step.changed:
+        for path, before, after in value_changes(previous.get(variable), step.values[variable]):
+            where = f"<b>{_e(variable + path)}</b>"
+            if before is ABSENT:
+                lines.append(f'<li>{where} <span class="new">+ {_e(format_value(after, VALUE_LIMIT))}</span></li>')
+            elif after is ABSENT:
+                lines.append(f'<li>{where} <span class="old">− {_e(format_value(before, VALUE_LIMIT))}</span></li>')
+            else:
+                lines.append(f'<li>{where}: <span class="old">{_e(format_value(before, VALUE_LIMIT))}</span> → '
+                             f'<span class="new">{_e(format_value(after, VALUE_LIMIT))}</span></li>')
+    if not lines:
+        return '<ul class="changes"><li>nothing changed</li></ul>'
+    return f'<ul class="changes">{"".join(lines)}</ul>'
+
+
+def _variables(trace: Trace, step: Step) -> str:
+    rows = []
+    for variable in trace.variables:
+        if variable not in step.values:
+            continue
+        changed = step.index > 0 and variable in step.changed
+        attributes = ' class="changed"' if changed else ""
+        rows.append(f'<tr{attributes} data-variable="{_e(variable)}"><th scope="row">{_e(variable)}</th>'
+                    f"<td>{_e(format_value(step.values[variable], VALUE_LIMIT))}</td></tr>")
+    return f'<table class="vars">{"".join(rows)}</table>'
+
+
+def _section(trace: Trace, step: Step, model: Any) -> str:
+    last = step.index == len(trace.steps) - 1
+    changed = ", ".join(step.changed) if step.index > 0 else ""
+    svg = step_svg(trace, step, model)
+    picture = f'<div class="picture">{svg}</div>' if svg else ""
+    variables = _variables(trace, step)
+    if svg:  # the picture says it; the table stays one click away
+        variables = f"<details><summary>variables</summary>{variables}</details>"
+    verdict = f'<p class="verdict">{_e(trace.verdict)}</p>' if last and trace.verdict else ""
+    return (f'<section class="step" id="step-{step.index}" data-step="{step.index}" '
+            f'data-action="{_e(step.label)}" data-changed="{_e(changed)}">'
+            f'<h2><span class="index">{step.index}</span><code>{_e(step.label)}</code></h2>'
+            f"{_changes(trace, step)}{picture}{variables}{verdict}</section>")
+
+
+def page(trace: Trace, model: Any = None) -> str:
+    """The whole page as a string."""
+    script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
+    policy = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{script_hash}'"
+    steps = len(trace.steps)
+    summary = trace.verdict or f"{steps} states"
+    last = ' class="last"' if trace.verdict else ""
+    timeline = "".join(
+        f'<li{last if s.index == steps - 1 else ""}>'
+        f'<button type="button" data-step="{s.index}">{s.index} {_e(s.label)}</button></li>'
+        for s in trace.steps
+    )
+    sections = "".join(_section(trace, s, model) for s in trace.steps)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(trace.title)}</title><style>{STYLE}</style></head><body>"
+        f"<header><h1>{_e(trace.title)}</h1><p>{_e(summary)} · {steps} states · {_e(Path(trace.path).name)}</p></header>"
+        '<nav hidden><button type="button" id="previous" title="previous step (←)">◀ back</button>'
+        '<span id="position"></span><button type="button" id="next" title="next step (→)">next ▶</button>'
+        '<span id="current-action"></span></nav>'
+        f'<main><ol class="timeline">{timeline}</ol><div class="steps">{sections}</div></main>'
+        f"<script>{SCRIPT}</script></body></html>\n"
+    )
+
+
+def write_page(trace: Trace, out: str | Path, model: Any = None) -> Path:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page(trace, model), encoding="utf-8")
+    return out

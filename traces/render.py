@@ -1,0 +1,202 @@
+"""``trace render``: a trace drawn with graphviz, one box per step, what changed highlighted.
+
+Each step is a node whose HTML-like label holds the step's number and action, and below it
+the state: the model's own picture when it offers one (the optional ``picture(vars,
+previous)`` member of the model protocol, given the variables as ``describe`` wrote them),
+else a table of the variables with the changed ones highlighted.  The last node says what
+the trace shows (the violated invariant).
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Callable
+
+from kraftcheck.checker.config import ConfigError
+
+from .trace import Step, Trace, format_value
+
+#: Output formats by file extension.
+FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot"}
+#: Colours shared by every picture: what changed, what is wrong, headers.
+CHANGED = "#ffe27a"
+BAD = "#d7301f"
+HEADER = "#dde6f3"
+#: Widest line of a value in the variables table, in characters.
+LINE_WIDTH = 90
+
+Picture = Callable[[dict, "dict | None"], str]
+
+
+def output_format(path: str) -> str:
+    """The format an output file name asks for; bad input when it is none we write."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise ConfigError(f"unknown output format {suffix or '(none)'!r} for {path} (expected .svg, .png or .dot)")
+    return FORMATS[suffix]
+
+
+def escape(text: Any) -> str:
+    """Text for a graphviz HTML-like label (or an HTML page): markup characters and quotes
+    as entities, control characters as visible escapes."""
+    text = str(text)
+    text = "".join(c if c >= " " or c in "\n" else f"\\x{ord(c):02x}" for c in text)
+    # brackets as entities too: dot misreads a "]" right after a closing tag
+    return html.escape(text, quote=True).replace("&#x27;", "&#39;").replace("[", "&#91;").replace("]", "&#93;")
+
+
+def model_picture(model: Any) -> Picture | None:
+    """The model's picture hook, if it has one."""
+    picture = getattr(model, "picture", None) if model is not None else None
+    return picture if callable(picture) else None
+
+
+# ------------------------------------------------------------------------- labels
+
+
+def variables_table(step: Step, previous: Step | None, variables: list[str]) -> str:
+    """The generic picture: one row per variable, the changed ones highlighted."""
+    rows = []
+    for name in variables:
+        if name not in step.values:
+            continue
+        changed = previous is not None and name in step.changed
+        bg = f' BGCOLOR="{CHANGED}"' if changed else ""
+        lines = _wrap(format_value(step.values[name]), LINE_WIDTH)
+        value = '<BR ALIGN="LEFT"/>'.join(escape(line) for line in lines) + '<BR ALIGN="LEFT"/>'
+        name_html = f"<B>{escape(name)}</B>" if changed else escape(name)
+        rows.append(f'<TR><TD ALIGN="LEFT" VALIGN="TOP"{bg}>{name_html}</TD>'
+                    f'<TD ALIGN="LEFT" BALIGN="LEFT"{bg}>{value}</TD></TR>')
+    if not rows:
+        rows.append('<TR><TD>(no variables)</TD></TR>')
+    return f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3">{"".join(rows)}</TABLE>'
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    lines = []
+    while len(text) > width:
+        cut = text.rfind(", ", 0, width)
+        cut = cut + 2 if cut > width // 3 else width
+        lines.append(text[:cut])
+        text = text[cut:]
+    lines.append(text)
+    return lines
+
+
+def step_body(trace: Trace, step: Step, picture: Picture | None) -> str:
+    """The state of one step as an HTML-like label fragment (a ``<TABLE>``)."""
+    previous = trace.steps[step.index - 1] if step.index > 0 else None
+    if picture is not None:
+        return picture(dict(step.values), dict(previous.values) if previous is not None else None)
+    return variables_table(step, previous, trace.variables)
+
+
+def step_label(trace: Trace, step: Step, picture: Picture | None) -> str:
+    """The whole node of one step: header (number, action, changed variables), state, verdict."""
+    last = step.index == len(trace.steps) - 1
+    changed = ""
+    if step.index > 0:
+        changed = ", ".join(step.changed) if step.changed else "nothing"
+        changed = f'<BR ALIGN="LEFT"/><FONT POINT-SIZE="10">changed: {escape(changed)}</FONT>'
+    header = (f'<TR><TD ALIGN="LEFT" BALIGN="LEFT" BGCOLOR="{HEADER}"><B>{step.index}</B>  '
+              f'{escape(step.label)}{changed}</TD></TR>')
+    body = f'<TR><TD ALIGN="LEFT">{step_body(trace, step, picture)}</TD></TR>'
+    footer = ""
+    if last and trace.verdict:
+        footer = f'<TR><TD ALIGN="LEFT" BGCOLOR="{BAD}"><FONT COLOR="white"><B>{escape(trace.verdict)}</B></FONT></TD></TR>'
+    color = BAD if last and trace.verdict else "#555555"
+    return (f'<<TABLE BORDER="2" COLOR="{color}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="4">'
+            f"{header}{body}{footer}</TABLE>>")
+
+
+# ------------------------------------------------------------------------- the graph
+
+
+def trace_graph(trace: Trace, model: Any = None, steps: list[int] | None = None):
+    """The graphviz ``Digraph`` of a trace (or of some of its steps), top to bottom."""
+    import graphviz
+
+    picture = model_picture(model)
+    graph = graphviz.Digraph("trace", graph_attr={
+        "rankdir": "TB", "fontname": "Helvetica", "label": escape(trace.title), "labelloc": "t",
+        "nodesep": "0.3", "ranksep": "0.3", "bgcolor": "white",
+    }, node_attr={"shape": "plain", "fontname": "Helvetica", "fontsize": "11"},
+        edge_attr={"color": "#555555", "arrowsize": "0.7"})
+    indices = list(range(len(trace.steps))) if steps is None else steps
+    for i in indices:
+        graph.node(f"s{i}", step_label(trace, trace.steps[i], picture))
+    for a, b in zip(indices, indices[1:]):
+        graph.edge(f"s{a}", f"s{b}")
+    return graph
+
+
+def state_graph(trace: Trace, step: Step, model: Any = None):
+    """The graphviz ``Digraph`` of one step's state alone (the page's picture of a step)."""
+    import graphviz
+
+    graph = graphviz.Digraph("state", graph_attr={"bgcolor": "white", "margin": "0"},
+                             node_attr={"shape": "plain", "fontname": "Helvetica", "fontsize": "11"})
+    graph.node("state", f"<{step_body(trace, step, model_picture(model))}>")
+    return graph
+
+
+def dot_available() -> bool:
+    return shutil.which("dot") is not None
+
+
+def render_graph(graph, out: str | Path, fmt: str) -> Path:
+    """Write a graphviz graph as ``fmt``: the source for ``dot``, else drawn by ``dot``."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "dot":
+        out.write_text(graph.source, encoding="utf-8")
+        return out
+    out.write_bytes(pipe(graph, fmt))
+    return out
+
+
+def pipe(graph, fmt: str) -> bytes:
+    """The graph drawn by graphviz's ``dot``; bad input when ``dot`` is missing or fails."""
+    if not dot_available():
+        raise ConfigError(f"drawing .{fmt} needs graphviz's dot, which is not installed "
+                          "(apt-get install graphviz); .dot output works without it")
+    try:
+        return subprocess.run(["dot", f"-T{fmt}"], input=graph.source.encode("utf-8"), capture_output=True,
+                              check=True, timeout=600).stdout
+    except subprocess.CalledProcessError as e:
+        message = e.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ConfigError(f"dot failed: {message[0] if message else f'exit code {e.returncode}'}") from None
+
+
+def render_trace(trace: Trace, out: str | Path, fmt: str, model: Any = None) -> Path:
+    return render_graph(trace_graph(trace, model), out, fmt)
+
+
+def svg_path_for(itf_path: str | Path) -> Path:
+    """``X.svg`` for ``X.itf.json``."""
+    itf_path = Path(itf_path)
+    return itf_path.with_name(itf_path.name.removesuffix(".json").removesuffix(".itf") + ".svg")
+
+
+def svg_beside(itf_path: str | Path, model: Any) -> Path | None:
+    """Draw ``X.itf.json`` as ``X.svg`` beside it with ``model``'s picture, for ``check``.
+
+    None when ``dot`` is missing or the drawing fails (the trace is what matters; a warning
+    says why); an older ``X.svg`` never stays beside a newer trace."""
+    import sys
+
+    from .trace import load_trace
+
+    out = svg_path_for(itf_path)
+    out.unlink(missing_ok=True)
+    if not dot_available():
+        return None
+    try:
+        return render_trace(load_trace(itf_path), out, "svg", model=model)
+    except Exception as e:  # a failing picture hook or dot: keep the check's own result
+        out.unlink(missing_ok=True)
+        print(f"kraftcheck: warning: could not draw {itf_path}: {type(e).__name__}: {e}", file=sys.stderr)
+        return None
