@@ -1,0 +1,161 @@
+"""``kraftcheck graph``: the whole state graph of a tiny config, drawn, with networkx statistics.
+
+Every reachable state (after the model's symmetry reduction, as the engines count them) is
+a node; every transition an edge labelled with its action.  Initial states have a double
+border, states that violate an invariant are red and name it, deadlocks are grey.  The
+exploration stops with a clear message beyond a node cap: a picture of thousands of states
+helps nobody.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from kraftcheck.checker.config import ConfigError
+from kraftcheck.checker.protocol import action_name, action_params
+
+from .counterexample import state_variables
+from .render import BAD, escape, render_graph
+from .trace import format_value
+
+DEFAULT_MAX_NODES = 1000
+#: Widest variable shown in a node, in characters.
+NODE_VALUE_LIMIT = 48
+
+
+@dataclass
+class StateGraph:
+    #: node i -> its state in ``states[i]``; edges keyed by action label
+    graph: nx.MultiDiGraph
+    states: list[Any]
+    label: str
+    initial: list[int] = field(default_factory=list)
+    #: node -> names of the invariants it violates
+    violations: dict[int, list[str]] = field(default_factory=dict)
+
+    @property
+    def deadlocks(self) -> list[int]:
+        return [n for n in self.graph if self.graph.out_degree(n) == 0]
+
+
+def explore_graph(model: Any, max_nodes: int = DEFAULT_MAX_NODES, label: str = "the model") -> StateGraph:
+    """Every reachable state and transition of ``model``; bad input beyond ``max_nodes`` states."""
+    canonical = getattr(model, "canonical", None) or (lambda s: s)
+    invariants = dict(getattr(model, "invariants", {}) or {})
+    graph = nx.MultiDiGraph()
+    index: dict[Any, int] = {}
+    states: list[Any] = []
+    result = StateGraph(graph, states, label)
+
+    def node(state) -> tuple[int, bool]:
+        key = canonical(state)
+        if key in index:
+            return index[key], False
+        if len(states) >= max_nodes:
+            raise ConfigError(f"the state graph of {label} has more than {max_nodes} states; graph draws tiny "
+                              "configs only (shrink the config, or raise --max-nodes)")
+        index[key] = len(states)
+        states.append(state)
+        graph.add_node(index[key])
+        broken = [name for name, holds in invariants.items() if not holds(state)]
+        if broken:
+            result.violations[index[key]] = broken
+        return index[key], True
+
+    frontier: deque[int] = deque()
+    for state in model.init_states():
+        n, new = node(state)
+        if new:
+            frontier.append(n)
+        if n not in result.initial:
+            result.initial.append(n)
+    while frontier:
+        source = frontier.popleft()
+        for action, successor in model.successors(states[source]):
+            target, new = node(successor)
+            if new:
+                frontier.append(target)
+            graph.add_edge(source, target, key=_action_label(action))
+    return result
+
+
+def _action_label(action: Any) -> str:
+    params = action_params(action)
+    return action_name(action) + (f"({', '.join(format_value(p) for p in params)})" if params else "")
+
+
+def graph_statistics(sg: StateGraph) -> dict[str, Any]:
+    """Nodes, transitions, distinct edges, depth from the initial states, diameter, SCCs."""
+    simple = nx.DiGraph(sg.graph)
+    sccs = list(nx.strongly_connected_components(simple))
+    depth = 0
+    for start in sg.initial:
+        depth = max(depth, max(nx.single_source_shortest_path_length(simple, start).values()))
+    diameter = nx.diameter(simple) if len(simple) and nx.is_strongly_connected(simple) else None
+    return {
+        "nodes": sg.graph.number_of_nodes(),
+        "transitions": sg.graph.number_of_edges(),
+        "edges": simple.number_of_edges(),
+        "initial": len(sg.initial),
+        "depth": depth,
+        "diameter": diameter,
+        "strongly_connected_components": len(sccs),
+        "largest_component": max((len(c) for c in sccs), default=0),
+        "violating": len(sg.violations),
+        "deadlocks": len(sg.deadlocks),
+    }
+
+
+def graph_summary(sg: StateGraph) -> list[str]:
+    s = graph_statistics(sg)
+    diameter = (str(s["diameter"]) if s["diameter"] is not None
+                else "infinite (not strongly connected)")
+    return [
+        f"{s['nodes']} states, {s['transitions']} transitions ({s['edges']} edges between distinct pairs of states), "
+        f"{s['initial']} initial",
+        f"depth {s['depth']} steps (the longest shortest path from an initial state), diameter {diameter}",
+        f"{s['strongly_connected_components']} strongly connected components, the largest of "
+        f"{s['largest_component']} states",
+        f"{s['violating']} states violate an invariant, {s['deadlocks']} deadlocks",
+    ]
+
+
+def graph_dot(sg: StateGraph, model: Any):
+    """The state graph as a graphviz ``Digraph``: parallel transitions merged into one labelled edge."""
+    import graphviz
+
+    dot = graphviz.Digraph("states", graph_attr={
+        "rankdir": "LR", "fontname": "Helvetica", "label": "<" + escape(f"{sg.label}: every reachable state") + ">",
+        "labelloc": "t"}, node_attr={"shape": "box", "style": "rounded,filled", "fillcolor": "white",
+                                     "fontname": "Helvetica", "fontsize": "10"},
+        edge_attr={"fontname": "Helvetica", "fontsize": "8", "color": "#667085"})
+    deadlocks = set(sg.deadlocks)
+    initial = set(sg.initial)
+    for n, state in enumerate(sg.states):
+        lines = [f"{escape(name)} = {escape(format_value(value, NODE_VALUE_LIMIT))}"
+                 for name, value in state_variables(model, state).items()]
+        attributes = {}
+        if n in sg.violations:
+            lines.append(f'<B><FONT COLOR="{BAD}">violates {escape(", ".join(sg.violations[n]))}</FONT></B>')
+            attributes.update(fillcolor="#f6c9c3", color=BAD, penwidth="2")
+        elif n in deadlocks:
+            lines.append("<I>deadlock</I>")
+            attributes.update(fillcolor="#dddddd")
+        if n in initial:
+            attributes.update(peripheries="2")
+        dot.node(f"n{n}", "<" + '<BR ALIGN="LEFT"/>'.join(lines) + '<BR ALIGN="LEFT"/>>', **attributes)
+    merged: dict[tuple[int, int], list[str]] = {}
+    for source, target, action in sg.graph.edges(keys=True):
+        merged.setdefault((source, target), []).append(action)
+    for (source, target), actions in merged.items():
+        dot.edge(f"n{source}", f"n{target}", label="<" + escape(", ".join(actions)) + ">")
+    return dot
+
+
+def write_graph(sg: StateGraph, model: Any, out: str | Path, fmt: str) -> Path:
+    return render_graph(graph_dot(sg, model), out, fmt)
