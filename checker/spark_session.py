@@ -1,0 +1,195 @@
+"""The Spark session the Spark engine runs in: local, a standalone cluster, Spark Connect or spark-submit.
+
+A master URL is checked before Spark is started, so that a wrong one is a one-line error
+within seconds instead of Spark's minutes of retries.  When the master is this machine
+(``local[...]``, or a ``spark://`` / ``sc://`` address on loopback), the driver binds to
+127.0.0.1 and nothing listens on another interface.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from .config import ConfigError
+
+LOOPBACK = "127.0.0.1"
+#: Seconds to wait for a standalone cluster to give the application an executor.
+EXECUTOR_WAIT_S = 45.0
+#: Seconds to wait for a TCP connection to a master.
+CONNECT_TIMEOUT_S = 5.0
+#: In local mode a failed task is retried once (Spark's default for local mode is never).
+LOCAL_TASK_ATTEMPTS = 2
+#: A Spark conf key that sets the number of fingerprint partitions.
+PARTITIONS_KEY = "spark.kraftcheck.partitions"
+
+_LOCAL = re.compile(r"^local(\[(?P<threads>\*|\d+)(,(?P<failures>\d+))?\])?$")
+
+
+@dataclass
+class SparkHandle:
+    """A session, what kind it is, and whether the engine started it (and so must stop it)."""
+
+    spark: Any
+    master: str
+    kind: str  # "local", "standalone", "connect" or "other"
+    owned: bool
+
+    @property
+    def is_connect(self) -> bool:
+        return self.kind == "connect"
+
+    def parallelism(self) -> int:
+        if self.is_connect:
+            return 2
+        return max(1, self.spark.sparkContext.defaultParallelism)
+
+    def interrupt(self) -> None:
+        """Cancel whatever runs (Ctrl-C)."""
+        try:
+            if self.is_connect:
+                self.spark.interruptAll()
+            else:
+                self.spark.sparkContext.cancelAllJobs()
+        except Exception:
+            pass
+
+    def stop(self) -> None:
+        if self.owned:
+            try:
+                self.spark.stop()
+            except Exception:
+                pass
+
+
+def resolve_master(master: str | None) -> str | None:
+    """The master to use: the argument, else ``$SPARK_MASTER``, else None (spark-submit's, or local[*])."""
+    return master or os.environ.get("SPARK_MASTER") or None
+
+
+def with_local_retries(master: str) -> str:
+    """``local[N]`` -> ``local[N,2]``: local mode retries a failed task only when told how often."""
+    m = _LOCAL.match(master)
+    if m is None:
+        raise ConfigError(f"bad local master {master!r}: expected local, local[N], local[*] or local[N,F]")
+    if m.group("failures"):
+        return master
+    return f"local[{m.group('threads') or 1},{LOCAL_TASK_ATTEMPTS}]"
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_reachable(url: str, default_port: int) -> tuple[str, bool]:
+    """Raise ConfigError unless some host:port of ``url`` accepts a TCP connection; return (host, loopback)."""
+    parts = urlsplit(url)
+    hosts = parts.netloc.split(",")  # spark://host1:port1,host2:port2 (standby masters)
+    errors = []
+    first_host = None
+    for hostport in hosts:
+        host, _, port = hostport.rpartition(":") if ":" in hostport else (hostport, "", "")
+        host = host.strip("[]") or hostport
+        try:
+            port_number = int(port) if port else default_port
+        except ValueError:
+            raise ConfigError(f"bad Spark master {url!r}: port {port!r} is not a number") from None
+        first_host = first_host or host
+        try:
+            with socket.create_connection((host, port_number), timeout=CONNECT_TIMEOUT_S):
+                return host, _is_loopback(host)
+        except OSError as e:
+            errors.append(f"{host}:{port_number}: {e.strerror or e}")
+    raise ConfigError(f"cannot reach Spark master {url} ({'; '.join(errors)})")
+
+
+def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandle:
+    """Start (or join) the session for ``master``; ConfigError when it cannot be reached."""
+    master = resolve_master(master)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    if master is not None and master.startswith("sc://"):
+        return _connect(master)
+
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if master is None and (active is not None or os.environ.get("PYSPARK_GATEWAY_PORT")):
+        # Inside spark-submit (or a notebook): use its session and its master.
+        spark = active or SparkSession.builder.appName(app_name).getOrCreate()
+        return SparkHandle(spark, spark.sparkContext.master, "other", owned=active is None)
+
+    master = master or "local[*]"
+    loopback = True
+    kind = "other"
+    if master.startswith("local"):
+        master = with_local_retries(master)
+        kind = "local"
+    elif master.startswith("spark://"):
+        _, loopback = _check_reachable(master, 7077)
+        kind = "standalone"
+    else:
+        loopback = False
+
+    builder = SparkSession.builder.master(master).appName(app_name)
+    builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+    builder = builder.config("spark.log.level", "ERROR")
+    if loopback:
+        os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+        builder = builder.config("spark.driver.host", LOOPBACK).config("spark.driver.bindAddress", LOOPBACK)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as e:
+        raise ConfigError(f"cannot start Spark with master {master}: {_first_line(e)}") from None
+    handle = SparkHandle(spark, master, kind, owned=True)
+    if kind == "standalone":
+        _wait_for_executor(handle)
+    return handle
+
+
+def _connect(url: str) -> SparkHandle:
+    host, _ = _check_reachable(url.split(";", 1)[0].replace("sc://", "tcp://", 1), 15002)
+    try:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.builder.remote(url).getOrCreate()
+        spark.range(1).collect()  # a round trip: fails now, not in the middle of the search
+    except ImportError as e:
+        raise ConfigError(f"Spark Connect needs packages that are missing: {e}") from None
+    except Exception as e:
+        raise ConfigError(f"cannot use Spark Connect server {url}: {_first_line(e)}") from None
+    return SparkHandle(spark, url, "connect", owned=True)
+
+
+def _wait_for_executor(handle: SparkHandle) -> None:
+    """A standalone master may accept the application and never give it an executor (no
+    worker, or no free cores): fail clearly instead of waiting for ever."""
+    sc = handle.spark.sparkContext
+    deadline = time.monotonic() + EXECUTOR_WAIT_S
+    while time.monotonic() < deadline:
+        # the driver's own block manager is counted too
+        if sc._jsc.sc().getExecutorMemoryStatus().size() > 1:
+            return
+        time.sleep(0.25)
+    handle.stop()
+    raise ConfigError(
+        f"no executor registered with Spark master {handle.master} within {EXECUTOR_WAIT_S:.0f} s "
+        "(is a worker running, with free cores and memory?)"
+    )
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:300]
