@@ -12,7 +12,7 @@ from __future__ import annotations
 from itertools import product
 
 from .config import MUTANTS, Settings
-from .uuids import FIRST_REAL, LOST, MIGRATING, RESERVED, UNASSIGNED, is_online, is_reserved, uuid_name
+from .uuids import FIRST_REAL, LOST, MIGRATING, RESERVED, RESERVED3, UNASSIGNED, is_online, is_reserved, uuid_name
 
 # ---------------------------------------------------------------------------------------------
 # The variables (same names and order as the TLA+ module).
@@ -885,10 +885,10 @@ class KRaftJBOD:
         reserved values appear only as the UNASSIGNED/LOST/MIGRATING markers.  A disk named
         UNASSIGNED or LOST would be confused with the markers and break DirectoryId.isOnline."""
         for b in self.brokers:
-            if any(is_reserved(d) for d in s[DIR_IDS][b]) or any(is_reserved(d) for d in s[ONLINE_DIRS][b]):
+            if min(s[DIR_IDS][b]) < FIRST_REAL or (s[ONLINE_DIRS][b] and s[ONLINE_DIRS][b][0] < FIRST_REAL):
                 return False
-        for _, part in self._created(s):
-            if any(is_reserved(d) and d not in (UNASSIGNED, LOST, MIGRATING) for d in part[DIRS]):
+        for part in s[PARTITION]:
+            if part is not None and RESERVED3 in part[DIRS]:
                 return False
         return True
 
@@ -962,6 +962,9 @@ class KRaftJBOD:
     def EpochsNeverDecrease(self, s, action, t) -> bool:
         """Broker epochs (registered and incarnation), leader epochs and partition epochs never
         go back: every fencing and conditional update in Kafka relies on it."""
+        # Unchanged variables are the same objects (actions copy only what they change).
+        if t[BROKER_EPOCH] is s[BROKER_EPOCH] and t[INCARNATION] is s[INCARNATION] and t[PARTITION] is s[PARTITION]:
+            return True
         for b in self.brokers:
             if t[BROKER_EPOCH][b] < s[BROKER_EPOCH][b] or t[INCARNATION][b] < s[INCARNATION][b]:
                 return False
@@ -999,6 +1002,8 @@ class KRaftJBOD:
         """A broker that registered directories is never unfenced while metadata holds one of
         its replicas as UNASSIGNED: it could lead a replica whose directory nobody knows, and a
         failure of that directory would go unnoticed (KIP-858)."""
+        if t[FENCED] is s[FENCED]:
+            return True
         for b in self.brokers:
             if s[FENCED][b] and not t[FENCED][b] and t[ONLINE_DIRS][b]:
                 for p, part in self._created(t):
