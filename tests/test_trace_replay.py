@@ -1,33 +1,12 @@
 """``kraftcheck trace replay``: the checker's traces replay, edited ones are rejected with the step and why."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from kraftcheck.checker.cli import main
 from kraftcheck.model import MUTANTS
-
-REPO = Path(__file__).resolve().parent.parent
-CONFIGS = REPO / "spec" / "configs"
-
-
-def kraftcheck(*args, cwd=REPO):
-    return subprocess.run(
-        [sys.executable, "-m", "kraftcheck.checker.cli", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, timeout=600,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-
-
-def run(capsys, *args):
-    """The CLI in this process: (exit code, stdout, stderr)."""
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.trace_helpers import CONFIGS, MUTANT_CONFIGS, kraftcheck, run
 
 
 @pytest.fixture(scope="module")
@@ -151,26 +130,6 @@ def test_a_foreign_trace_needs_a_model(capsys, diehard_trace, tmp_path):
 # ----------------------------------------------------------------------- every Kafka mutant
 
 
-#: mutant -> the smallest config of spec/configs that catches it (as in the Kafka model's tests)
-MUTANT_CONFIGS = {
-    "skip_epoch_check": "epochgate",
-    "stale_offline_dirs": "epochgate",
-    "accept_older_registration": "epochgate",
-    "elect_ignoring_dirs": "alterreplicastate",
-    "no_dirs_all_offline": "legacy",
-    "reserved_uuids": "uuids",
-    "unfence_before_assigned": "alterreplicastate",
-    "recreate_elsewhere": "moves",
-    "foreign_offline_dirs": "designated",
-    "designated_with_leader": "designated",
-    "no_revert_on_dest_failure": "moves",
-    "keep_source_after_promotion": "moves",
-    "fenced_leader_kept": "epochgate",
-    "keep_offline_replica_in_isr": "designated",
-    "unfence_without_election": "epochgate",
-}
-
-
 @pytest.fixture(scope="module")
 def mutant_traces(tmp_path_factory):
     """Every mutant checked by the CLI at its config: mutant -> its trace directory."""
@@ -182,6 +141,11 @@ def mutant_traces(tmp_path_factory):
         p = kraftcheck("check", CONFIGS / f"{config}.toml", "--set", f"mutant={mutant}", "--trace-dir", directory,
                        "--quiet")
         assert p.returncode == 12, (mutant, p.stdout, p.stderr)
+        # check leaves the trace and its picture beside it, and says where
+        for trace in directory.glob("*.itf.json"):
+            svg = trace.with_name(trace.name.removesuffix(".itf.json") + ".svg")
+            assert f"  trace: {trace}\n  picture: {svg}\n" in p.stdout
+            assert svg.is_file()
         directories[mutant] = directory
     return directories
 

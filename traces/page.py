@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .render import dot_available, pipe, state_graph
+from .render import dot_available, model_picture, pipe, state_graph
 from .trace import ABSENT, Step, Trace, format_value, value_changes
 
 VALUE_LIMIT = 2000
@@ -154,7 +154,8 @@ def _variables(trace: Trace, step: Step) -> str:
 def _section(trace: Trace, step: Step, model: Any) -> str:
     last = step.index == len(trace.steps) - 1
     changed = ", ".join(step.changed) if step.index > 0 else ""
-    svg = step_svg(trace, step, model)
+    # the model's picture as SVG; a model without one is pictured by the table itself
+    svg = step_svg(trace, step, model) if model_picture(model) is not None else None
     picture = f'<div class="picture">{svg}</div>' if svg else ""
     variables = _variables(trace, step)
     if svg:  # the picture says it; the table stays one click away

@@ -1,0 +1,82 @@
+"""Shared by the trace tests: the CLI in a subprocess or in this process, Kafka traces of every mutant."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIGS = REPO / "spec" / "configs"
+
+#: mutant -> the smallest config of spec/configs that catches it (as in the Kafka model's tests)
+MUTANT_CONFIGS = {
+    "skip_epoch_check": "epochgate",
+    "stale_offline_dirs": "epochgate",
+    "accept_older_registration": "epochgate",
+    "elect_ignoring_dirs": "alterreplicastate",
+    "no_dirs_all_offline": "legacy",
+    "reserved_uuids": "uuids",
+    "unfence_before_assigned": "alterreplicastate",
+    "recreate_elsewhere": "moves",
+    "foreign_offline_dirs": "designated",
+    "designated_with_leader": "designated",
+    "no_revert_on_dest_failure": "moves",
+    "keep_source_after_promotion": "moves",
+    "fenced_leader_kept": "epochgate",
+    "keep_offline_replica_in_isr": "designated",
+    "unfence_without_election": "epochgate",
+}
+
+
+def kraftcheck(*args, cwd=REPO) -> subprocess.CompletedProcess:
+    """The CLI in a subprocess, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "kraftcheck.checker.cli", *map(str, args)],
+        capture_output=True, text=True, cwd=cwd, timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    """The CLI in this process: (exit code, stdout, stderr)."""
+    from kraftcheck.checker.cli import main
+
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@functools.cache
+def kafka_traces() -> dict[str, list[Path]]:
+    """mutant -> the traces the checker writes for it at its config (written once per session)."""
+    from kraftcheck.checker.bfs import explore
+    from kraftcheck.checker.config import load_config
+    from kraftcheck.model import MUTANTS, make_model
+    from kraftcheck.traces.counterexample import write_counterexample
+
+    root = Path(tempfile.mkdtemp(prefix="kraftcheck-traces-"))
+    traces = {}
+    for mutant in sorted(MUTANTS):
+        path = CONFIGS / f"{MUTANT_CONFIGS.get(mutant, 'ci')}.toml"
+        config = load_config(str(path), None, [f"mutant={mutant}"])
+        model = make_model(config.settings)
+        result = explore(model, check_deadlock=False)
+        meta = {"model": config.model, "config": config.to_json()}
+        traces[mutant] = [
+            write_counterexample(root / mutant / f"{config.label}_{cx.name}.itf.json", model, cx, meta)
+            for cx in result.counterexamples
+        ]
+    return traces
+
+
+def wire_picture(monkeypatch) -> None:
+    """Give the Kafka model its picture hook (model/picture.py) for the length of a test."""
+    from kraftcheck.model.kraft import KRaftJBOD
+    from kraftcheck.model.picture import picture
+
+    if getattr(KRaftJBOD, "picture", None) is None:
+        monkeypatch.setattr(KRaftJBOD, "picture", staticmethod(picture), raising=False)
