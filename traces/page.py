@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .render import dot_available, model_picture, pipe, state_graph
+from .render import dot_available, model_picture, run_dot, state_graph
 from .trace import ABSENT, Step, Trace, format_value, value_changes
 
 VALUE_LIMIT = 2000
@@ -54,7 +54,7 @@ section.step h2 { font-size: 15px; margin: 0 0 6px; }
 section.step h2 .index { color: var(--muted); margin-right: .4em; }
 section.step h2 code { font-size: 14px; }
 ul.changes { margin: 4px 0 10px; padding-left: 18px; font: 12px ui-monospace, Menlo, Consolas, monospace; }
-ul.changes .old { color: #a33; } ul.changes .new { color: #17702b; }
+ul.changes .path { font-weight: 700; } ul.changes .old { color: #a33; } ul.changes .new { color: #17702b; }
 .picture { overflow: auto; margin: 8px 0; }
 .picture svg { max-width: 100%; height: auto; }
 table.vars { border-collapse: collapse; width: 100%; font: 12px ui-monospace, Menlo, Consolas, monospace; }
@@ -109,11 +109,22 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def step_svg(trace: Trace, step: Step, model: Any) -> str | None:
-    """The step's picture as inline SVG (no XML prologue), or None when ``dot`` is missing."""
+def step_svgs(trace: Trace, model: Any) -> list[str] | None:
+    """The picture of every step as inline SVG (no XML prologue), or None when ``dot`` is missing.
+
+    One ``dot`` run draws them all: it reads the graphs one after the other and writes one
+    SVG document for each."""
     if not dot_available():
         return None
-    svg = pipe(state_graph(trace, step, model), "svg").decode("utf-8")
+    source = "\n".join(state_graph(trace, step, model).source for step in trace.steps)
+    output = run_dot(source, "svg").decode("utf-8")
+    documents = [d for d in re.split(r"(?=<\?xml )", output) if d.strip()]
+    if len(documents) != len(trace.steps):  # pragma: no cover - dot wrote something unexpected
+        raise ValueError(f"dot drew {len(documents)} pictures for {len(trace.steps)} steps")
+    return [_inline(d) for d in documents]
+
+
+def _inline(svg: str) -> str:
     start = svg.find("<svg")
     svg = svg[start:] if start >= 0 else svg
     return re.sub(r"<!--.*?-->", "", svg, flags=re.S)
@@ -126,7 +137,7 @@ def _changes(trace: Trace, step: Step) -> str:
     lines = []
     for variable in step.changed:
         for path, before, after in value_changes(previous.get(variable), step.values[variable]):
-            where = f"<b>{_e(variable + path)}</b>"
+            where = f'<span class="path">{_e(variable + path)}</span>'
             if before is ABSENT:
                 lines.append(f'<li>{where} <span class="new">+ {_e(format_value(after, VALUE_LIMIT))}</span></li>')
             elif after is ABSENT:
@@ -151,11 +162,9 @@ def _variables(trace: Trace, step: Step) -> str:
     return f'<table class="vars">{"".join(rows)}</table>'
 
 
-def _section(trace: Trace, step: Step, model: Any) -> str:
+def _section(trace: Trace, step: Step, svg: str | None) -> str:
     last = step.index == len(trace.steps) - 1
     changed = ", ".join(step.changed) if step.index > 0 else ""
-    # the model's picture as SVG; a model without one is pictured by the table itself
-    svg = step_svg(trace, step, model) if model_picture(model) is not None else None
     picture = f'<div class="picture">{svg}</div>' if svg else ""
     variables = _variables(trace, step)
     if svg:  # the picture says it; the table stays one click away
@@ -179,7 +188,9 @@ def page(trace: Trace, model: Any = None) -> str:
         f'<button type="button" data-step="{s.index}">{s.index} {_e(s.label)}</button></li>'
         for s in trace.steps
     )
-    sections = "".join(_section(trace, s, model) for s in trace.steps)
+    # the model's picture as SVG; a model without one is pictured by the table itself
+    svgs = step_svgs(trace, model) if model_picture(model) is not None else None
+    sections = "".join(_section(trace, s, svgs[s.index] if svgs else None) for s in trace.steps)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'

@@ -121,7 +121,7 @@ def trace_graph(trace: Trace, model: Any = None, steps: list[int] | None = None)
 
     picture = model_picture(model)
     graph = graphviz.Digraph("trace", graph_attr={
-        "rankdir": "TB", "fontname": "Helvetica", "label": escape(trace.title), "labelloc": "t",
+        "rankdir": "TB", "fontname": "Helvetica", "label": "<" + escape(trace.title) + ">", "labelloc": "t",
         "nodesep": "0.3", "ranksep": "0.3", "bgcolor": "white",
     }, node_attr={"shape": "plain", "fontname": "Helvetica", "fontsize": "11"},
         edge_attr={"color": "#555555", "arrowsize": "0.7"})
@@ -160,11 +160,16 @@ def render_graph(graph, out: str | Path, fmt: str) -> Path:
 
 def pipe(graph, fmt: str) -> bytes:
     """The graph drawn by graphviz's ``dot``; bad input when ``dot`` is missing or fails."""
+    return run_dot(graph.source, fmt)
+
+
+def run_dot(source: str, fmt: str) -> bytes:
+    """``dot -Tfmt`` on a graphviz source; bad input when it fails."""
     if not dot_available():
         raise ConfigError(f"drawing .{fmt} needs graphviz's dot, which is not installed "
                           "(apt-get install graphviz); .dot output works without it")
     try:
-        return subprocess.run(["dot", f"-T{fmt}"], input=graph.source.encode("utf-8"), capture_output=True,
+        return subprocess.run(["dot", f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True,
                               check=True, timeout=600).stdout
     except subprocess.CalledProcessError as e:
         message = e.stderr.decode("utf-8", "replace").strip().splitlines()

@@ -1,0 +1,173 @@
+"""``trace html`` in a real browser: Debian's headless Chromium, driven by Playwright.
+
+The page is loaded from a file, stepped with the buttons and the arrow keys; the step shown,
+its action and the highlighted fields must follow.  A trace full of markup must show as text
+and run nothing.
+"""
+
+import json
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from kraftcheck.model import MUTANTS
+from kraftcheck.traces.trace import load_trace
+from tests.test_trace_render import hostile_trace
+from tests.trace_helpers import kafka_traces, kraftcheck, run, wire_picture
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+HIGHLIGHT = "rgb(255, 226, 122)"  # --changed, #ffe27a
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module, with a fresh profile; no request may leave the page's file."""
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).is_file(), "Debian's chromium is needed: make system-packages installs it"
+    with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
+        context = p.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS,
+            viewport={"width": 1280, "height": 900})
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """Open a page file; returns the page and the list of dialogs, console errors and requests seen."""
+    pages, events = [], []
+
+    def open_(path: Path):
+        page = browser.new_page()
+        pages.append(page)
+        page.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
+        page.on("pageerror", lambda e: events.append(f"error: {e}"))
+        page.on("request", lambda r: None if r.url.startswith("file://") else events.append(f"request: {r.url}"))
+        page.goto(path.as_uri())
+        return page
+
+    yield open_, events
+    for page in pages:
+        page.close()
+
+
+def visible_step(page) -> dict:
+    """What the reader sees: the position, the current action, the shown section and its highlighted rows."""
+    return page.evaluate("""() => {
+        const shown = Array.from(document.querySelectorAll("section.step")).filter(s => !s.hidden);
+        const rows = shown.length ? Array.from(shown[0].querySelectorAll("tr.changed")) : [];
+        return {
+            position: document.getElementById("position").textContent,
+            action: document.getElementById("current-action").textContent,
+            shown: shown.map(s => Number(s.dataset.step)),
+            highlighted: rows.map(r => r.dataset.variable),
+            colours: rows.map(r => getComputedStyle(r.querySelector("td")).backgroundColor),
+            verdict: shown.length && shown[0].querySelector(".verdict") ? shown[0].querySelector(".verdict").innerText : null,
+        };
+    }""")
+
+
+@pytest.fixture(scope="module")
+def diehard_page(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("page")
+    p = kraftcheck("check", "--model", "tests.models:diehard", "--trace-dir", directory, "--quiet")
+    assert p.returncode == 12
+    out = directory / "jugs.html"
+    p = kraftcheck("trace", "html", directory / "diehard_NotFourGallons.itf.json", "-o", out)
+    assert (p.returncode, p.stdout) == (0, f"wrote {out}\n"), p.stderr
+    return out
+
+
+def test_page_is_self_contained(diehard_page):
+    text = diehard_page.read_text()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
+    assert text.count("<script") == 1 and "Content-Security-Policy" in text
+
+
+def test_stepping_with_buttons_and_arrow_keys(open_page, diehard_page):
+    open_, events = open_page
+    page = open_(diehard_page)
+    assert visible_step(page) == {"position": "step 0 of 6", "action": "Init", "shown": [0], "highlighted": [],
+                                  "colours": [], "verdict": None}
+    page.keyboard.press("ArrowRight")
+    assert visible_step(page) == {"position": "step 1 of 6", "action": "FillBig", "shown": [1],
+                                  "highlighted": ["big"], "colours": [HIGHLIGHT], "verdict": None}
+    page.click("#next")
+    step = visible_step(page)
+    assert (step["position"], step["action"], step["highlighted"]) == ("step 2 of 6", "BigToSmall", ["small", "big"])
+    page.keyboard.press("ArrowLeft")
+    assert visible_step(page)["shown"] == [1]
+    page.click("#previous")
+    page.keyboard.press("ArrowLeft")  # at the first step already: stays there
+    assert visible_step(page)["shown"] == [0] and page.is_disabled("#previous")
+    page.keyboard.press("End")
+    assert visible_step(page) == {"position": "step 6 of 6", "action": "BigToSmall", "shown": [6],
+                                  "highlighted": ["small", "big"], "colours": [HIGHLIGHT, HIGHLIGHT],
+                                  "verdict": "state 6 violates the invariant NotFourGallons"}
+    assert page.is_disabled("#next")
+    page.click("ol.timeline li:nth-child(4) button")
+    assert visible_step(page)["position"] == "step 3 of 6"
+    assert page.inner_text("section.step:not([hidden]) ul.changes") == "small: 3 → 0"
+    assert events == []
+
+
+def test_trace_content_is_shown_as_text_and_never_runs(open_page, capsys, tmp_path):
+    trace = tmp_path / "hostile.itf.json"
+    hostile = hostile_trace(trace)
+    out = tmp_path / "hostile.html"
+    code, _, _ = run(capsys, "trace", "html", trace, "-o", out)
+    assert code == 0
+    open_, events = open_page
+    page = open_(out)
+    assert page.evaluate("document.scripts.length") == 1
+    assert page.evaluate("document.querySelectorAll('img, b, iframe, textarea').length") == 0
+    assert page.title() == "nowhere:at_all: <img src=x onerror=alert(2)>"
+    page.keyboard.press("ArrowRight")
+    shown = visible_step(page)
+    assert shown["action"] == f'<b>Say</b>("{hostile.replace(chr(34), chr(92) + chr(34))}")'
+    assert shown["highlighted"] == ["text"]
+    cell = page.inner_text("section.step:not([hidden]) tr.changed td")
+    assert cell == '"' + hostile.replace('"', '\\"') + '"'
+    page.keyboard.press("ArrowRight")
+    assert visible_step(page)["verdict"] == "state 2 violates the invariant <img src=x onerror=alert(2)>"
+    assert events == []
+
+
+def test_kafka_pages_step_through_to_the_violation(open_page, capsys, monkeypatch, tmp_path):
+    """For every mutant: the page of its first trace opens and steps to the end."""
+    wire_picture(monkeypatch)
+    open_, events = open_page
+    for mutant in sorted(MUTANTS):
+        path = kafka_traces()[mutant][0]
+        trace = load_trace(path)
+        out = tmp_path / f"{mutant}.html"
+        code, _, err = run(capsys, "trace", "html", path, "-o", out)
+        assert (code, err) == (0, "")
+        page = open_(out)
+        last = len(trace.steps) - 1
+        assert page.evaluate("document.querySelectorAll('section.step svg').length") == len(trace.steps)
+        for i in range(1, last + 1):
+            page.keyboard.press("ArrowRight")
+            shown = visible_step(page)
+            assert shown["position"] == f"step {i} of {last}" and shown["action"] == trace.steps[i].label
+            assert shown["highlighted"] == trace.steps[i].changed
+        assert shown["verdict"] == trace.verdict
+        # the picture of the shown step highlights what changed
+        assert page.evaluate("""() => document.querySelectorAll(
+            'section.step:not([hidden]) svg [fill="#ffe27a"]').length""") > 0
+        page.close()
+    assert events == []
+
+
+def test_html_output_must_be_html(capsys, tmp_path):
+    trace = tmp_path / "t.itf.json"
+    trace.write_text(json.dumps({"vars": ["x"], "states": [{"x": 1}]}))
+    code, _, err = run(capsys, "trace", "html", trace, "-o", tmp_path / "t.svg")
+    assert (code, err) == (2, f"kraftcheck: error: trace html writes an .html file, not '{tmp_path / 't.svg'}'\n")
