@@ -344,10 +344,16 @@ BrokerReceivesAssignmentResponse(m) ==
                /\ UNCHANGED <<logs, future>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, controllerVars, counters>>
 
-\* log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged.
+\* log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged, and the broker leads
+\* a replica in that directory (KIP-858; the code shuts down even when it leads nothing).
+\* Leadership is read from the metadata: the model keeps no separate broker view of it.
 BrokerShutsDownOnDirFailureTimeout(b) ==
     /\ brokerStatus[b] = "RUNNING"
-    /\ \E i \in Slots : dirState[b][i] = "FAILED"
+    /\ \E i \in Slots, p \in Partitions :
+           /\ dirState[b][i] = "FAILED"
+           /\ p \in logs[b][i]
+           /\ partition[p] # NoPartition
+           /\ partition[p].leader = b
     /\ BrokerDown(b)
     /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future, controllerVars, network, counters>>
 

@@ -113,7 +113,7 @@ def test_describe_names_uuids_readably():
 def test_ci_config_all_invariants_hold_exact_count():
     result = check("ci")
     assert result.verdict == "ok"
-    assert (result.distinct_states, result.generated_states, result.depth) == (141597, 367891, 48)
+    assert (result.distinct_states, result.generated_states, result.depth) == (141597, 350343, 48)
     # Every action of the model is taken at these bounds but the lossy network's.
     assert result.never_enabled == ["NetworkLosesMessage"]
 
