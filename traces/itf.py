@@ -153,6 +153,8 @@ def read_trace(path: str | os.PathLike) -> dict[str, Any]:
             document = json.load(f)
     except FileNotFoundError:
         raise TraceFormatError(f"no such trace file: {path}") from None
+    except OSError as e:
+        raise TraceFormatError(f"cannot read trace file {path}: {e.strerror}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise TraceFormatError(f"{path} is not JSON: {e}") from None
     if not isinstance(document, dict) or not isinstance(document.get("states"), list):
