@@ -21,11 +21,15 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-# Debian's graphviz (`dot`) renders traces; installed only when missing.
+# Debian's graphviz (`dot`) renders traces and Debian's chromium runs the trace page's browser
+# tests; each installed only when missing.
 system-packages:
 	@command -v dot >/dev/null 2>&1 || { \
 		echo "installing Debian's graphviz"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; }
+	@test -x /usr/bin/chromium || { \
+		echo "installing Debian's chromium"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 bench: install          ## benchmarks; figures go to bench/README.md
 	$(BIN)/python bench/engine.py

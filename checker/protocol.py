@@ -33,6 +33,11 @@ class Model(Protocol):
 #   mutants -> dict[str, str]        name -> one-line description of each known-bug switch
 #   action_invariants -> dict[str, Callable[[state, action, next_state], bool]]
 #                                    step properties ([][P]_vars), checked on every transition
+#   picture(vars, previous) -> str   how traces draw a state: ``vars`` and ``previous`` (the step
+#                                    before, or None) are describe() outputs as read back from a
+#                                    trace; returns a graphviz HTML-like label, one <TABLE>, with
+#                                    what changed highlighted.  Without it, traces draw a table of
+#                                    the variables.  The engines never call it.
 
 
 def action_name(action: Action) -> str:
