@@ -12,6 +12,7 @@ from __future__ import annotations
 from itertools import product
 
 from .config import MUTANTS, Settings
+from .picture import picture
 from .uuids import FIRST_REAL, LOST, MIGRATING, RESERVED, RESERVED3, UNASSIGNED, is_online, is_reserved, uuid_name
 
 # ---------------------------------------------------------------------------------------------
@@ -156,6 +157,8 @@ class KRaftJBOD:
             "ElectedWhenPossible": self.ElectedWhenPossible,
             "FailedMoveReverted": self.FailedMoveReverted,
         }
+        # The traces' picture of a state (model/picture.py), drawn from ``describe``'s output.
+        self.picture = picture
         self.action_invariants = {
             "StaleEpochChangesNothing": self.StaleEpochChangesNothing,
             "EpochsNeverDecrease": self.EpochsNeverDecrease,
