@@ -154,10 +154,12 @@ def _replica(now: _View, before: _View | None, b: int, slot: int, p: int) -> str
     part = now.at("partition", p)
     marks = []
     if isinstance(part, dict):
+        # leading, or in the ISR, from a directory that failed: what the invariants forbid
+        offline = now.at("dirState", b, slot) != "HEALTHY"
         if part.get("leader") == b:
-            marks.append("<B>leader</B>")
+            marks.append(f'<FONT COLOR="{WRONG}"><B>leader</B></FONT>' if offline else "<B>leader</B>")
         if b in (part.get("isr") or []):
-            marks.append("ISR")
+            marks.append(f'<FONT COLOR="{WRONG}">ISR</FONT>' if offline else "ISR")
         assigned = now.assigned_dir(p, b)
         here = now.at("dirIds", b, slot)
         if assigned is not None and assigned != here:
