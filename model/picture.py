@@ -39,6 +39,8 @@ def picture(vars: dict, previous: dict | None = None) -> str:  # noqa: A002 - th
     rows = [
         "<TR>" + "".join(f"<TD VALIGN=\"TOP\">{_broker(now, before, b)}</TD>" for b in brokers) + "</TR>",
         "<TR>" + "".join(f"<TD VALIGN=\"TOP\">{_controller_view(now, before, b)}</TD>" for b in brokers) + "</TR>",
+    ] if brokers else []
+    rows += [
         f'<TR><TD COLSPAN="{columns}" ALIGN="LEFT">{_partitions(now, before)}</TD></TR>',
         f'<TR><TD COLSPAN="{columns}" ALIGN="LEFT">{_network(now, before)}</TD></TR>',
         f'<TR><TD COLSPAN="{columns}" ALIGN="LEFT">{_counters(now, before)}</TD></TR>',
@@ -194,7 +196,7 @@ def _controller_view(now: _View, before: _View | None, b: int) -> str:
         epoch_text = f'<FONT COLOR="{WRONG}">{epoch_text} (broker: {_e(now.at("incarnation", b))})</FONT>'
     lines.append((epoch_text, changed))
     fenced_text = "<B>fenced</B>" if fenced else "unfenced"
-    if not fenced and now.at("brokerStatus", b) != "RUNNING":
+    if fenced is False and now.at("brokerStatus", b) != "RUNNING":
         fenced_text = f'<FONT COLOR="{WRONG}">unfenced (broker {_e(now.at("brokerStatus", b))})</FONT>'
     lines.append((fenced_text, _differs(now, before, "fenced", b)))
     if epoch:

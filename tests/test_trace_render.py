@@ -186,3 +186,25 @@ def test_show_keeps_brackets_of_trace_content(capsys, tmp_path):
     plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
     assert code == 0 and "[bold]" not in plain
     assert '"<script>alert(1)</script> \\"double\\" \'single\' & ] [ </TD></TABLE>"' in plain
+
+
+def test_kafka_picture_escapes_and_takes_any_described_state(tmp_path):
+    import subprocess
+
+    from kraftcheck.model import make_model
+    from kraftcheck.model.picture import picture
+
+    model = make_model({})
+    state = model.describe(next(iter(model.init_states())))
+    hostile = dict(state, network=["<script>alert(1)</script> \"q\" 'q' ]"], dirIds=[["dir-0", "a&b"], ["<x>", "dir-3"]])
+
+    def drawn(vars, previous):
+        out = tmp_path / "p.svg"
+        source = f"digraph {{ node [shape=plain]; s [label=<{picture(vars, previous)}>] }}"
+        out.write_bytes(subprocess.run(["dot", "-Tsvg"], input=source.encode(), capture_output=True, check=True).stdout)
+        return svg_texts(out)  # parses: valid SVG
+
+    for vars, previous in ((state, None), ({}, None), ({"brokerStatus": ["OFF"]}, {})):  # partial states draw too
+        assert drawn(vars, previous)
+    texts = drawn(hostile, state)
+    assert "→ <script>alert(1)</script> \"q\" 'q' ]" in texts and "a&b" in texts and "<x>" in texts

@@ -17,6 +17,8 @@ EXIT_INVALID_TRACE = 1
 
 def register(commands) -> None:
     """Add the trace subcommands to the CLI's subparsers."""
+    from kraftcheck.checker.cli import _positive as positive
+
     trace = commands.add_parser("trace", help="replay, show, render or page through an ITF trace",
                                 description="Work with ITF traces (*.itf.json), the checker's or Quint's/Apalache's.")
     actions = trace.add_subparsers(dest="trace_command", metavar="ACTION", required=True)
@@ -62,21 +64,9 @@ def register(commands) -> None:
     graph.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                        help="override a [model] setting")
     graph.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.dot, OUT.svg or OUT.png")
-    graph.add_argument("--max-nodes", type=_positive, default=None, metavar="N",
+    graph.add_argument("--max-nodes", type=positive, default=None, metavar="N",
                        help="refuse graphs of more than N states (default: 1000)")
     graph.set_defaults(run=run_graph)
-
-
-def _positive(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 # ------------------------------------------------------------------------- replay

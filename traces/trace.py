@@ -97,13 +97,13 @@ def load_trace(path: str | os.PathLike) -> Trace:
         if not isinstance(state_meta, dict):
             raise TraceFormatError(f"{path}: state {index}: '#meta' must be a JSON object")
         raw = {v: state[v] for v in variables if v in state}
+        if not isinstance(state_meta.get("params", []), list):
+            raise TraceFormatError(f"{path}: state {index}: '#meta' params must be a list")
         try:
             values = {v: decode(raw[v]) for v in raw}
-            params = [decode(p) for p in state_meta.get("params", [])] if isinstance(state_meta.get("params", []), list) else None
+            params = [decode(p) for p in state_meta.get("params", [])]
         except TraceFormatError as e:
             raise TraceFormatError(f"{path}: state {index}: {e}") from None
-        if params is None:
-            raise TraceFormatError(f"{path}: state {index}: '#meta' params must be a list")
         action = state_meta.get("action")
         if action is None:
             action = next((values[v] for v in QUINT_ACTION_VARIABLES if isinstance(values.get(v), str)), None)
