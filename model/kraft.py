@@ -65,6 +65,9 @@ DIR_STATE_NAMES = ("HEALTHY", "FAILED", "FAILED_ACKED")
 
 NONE = -1  # no slot, nothing queued
 NO_LEADER = -1
+# The fate of a failed directory at a restart (the parameter of BrokerStarts).
+REPAIRED = -1  # the disk comes back: same UUID, its logs back
+REPLACED = -2  # a new disk, formatted with a fresh UUID
 
 # Partition record fields.
 LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH = range(5)
@@ -305,16 +308,12 @@ class KRaftJBOD:
     # Broker actions
     # -----------------------------------------------------------------------------------------
     def format_choices(self, s, b):
-        """For each failed directory: repaired (same UUID, logs back) or replaced (formatted anew)."""
+        """The fates of the failed directories at a restart: per failed slot ``(slot, fate)``,
+        fate REPAIRED (same UUID, logs back) or REPLACED (formatted anew with a fresh UUID);
+        under the mutant reserved_uuids the format tool may also write a reserved UUID."""
+        fates = (REPAIRED, REPLACED) + (RESERVED if self.mutant == "reserved_uuids" else ())
         failed = [i for i in self.slots if s[DIR_STATE][b][i] != HEALTHY]
-        per_slot = []
-        for i in failed:
-            options = [("repaired", i)]
-            options.append(("replaced", i, None))  # fresh UUID
-            if self.mutant == "reserved_uuids":
-                options.extend(("replaced", i, r) for r in RESERVED)
-            per_slot.append(options)
-        return list(product(*per_slot))
+        return list(product(*[[(i, fate) for fate in fates] for i in failed]))
 
     def BrokerStarts(self, s, b, choice):
         """A new incarnation: each failed directory comes back repaired or replaced, then the
@@ -324,27 +323,24 @@ class KRaftJBOD:
         restarts_used = sum(max(n - 1, 0) for n in s[INCARNATION])
         if s[INCARNATION][b] > 0 and restarts_used >= self.settings.restarts:
             return None
-        ids, states, logs, fut = list(s[DIR_IDS][b]), list(s[DIR_STATE][b]), list(s[LOGS][b]), list(s[FUTURE][b])
+        ids, logs, fut = list(s[DIR_IDS][b]), list(s[LOGS][b]), list(s[FUTURE][b])
         next_uuid = s[NEXT_UUID]
-        for option in choice:
-            i = option[1]
-            if option[0] == "repaired":
-                states[i] = HEALTHY
+        for i, fate in choice:  # in slot order, so fresh UUIDs are handed out in slot order
+            if fate == REPAIRED:
+                continue
+            if fate == REPLACED:
+                ids[i] = next_uuid
+                next_uuid += 1
             else:
-                if option[2] is None:
-                    ids[i] = next_uuid
-                    next_uuid += 1
-                else:
-                    ids[i] = option[2]  # mutant: the generator returned a reserved UUID
-                states[i] = HEALTHY
-                logs[i] = ()  # a new, empty disk
-                fut = [NONE if f == i else f for f in fut]
+                ids[i] = fate  # mutant reserved_uuids: the format tool wrote a reserved UUID
+            logs[i] = ()  # a new, empty disk
+            fut = [NONE if f == i else f for f in fut]
         return self._with(
             s,
             brokerStatus=_set(s[STATUS], b, STARTING),
             incarnation=_set(s[INCARNATION], b, s[INCARNATION][b] + 1),
             dirIds=_set(s[DIR_IDS], b, tuple(ids)),
-            dirState=_set(s[DIR_STATE], b, tuple(states)),
+            dirState=_set(s[DIR_STATE], b, (HEALTHY,) * len(self.slots)),
             logs=_set(s[LOGS], b, tuple(logs)),
             future=_set(s[FUTURE], b, tuple(fut)),
             nextUuid=next_uuid,
@@ -472,9 +468,7 @@ class KRaftJBOD:
                 logs = _set(s[LOGS][b], named, tuple(sorted(s[LOGS][b][named] + (p,))))
                 return self._with(s, logs=_set(s[LOGS], b, logs))
             if named in main:
-                if fut != NONE:
-                    return None  # a move in progress; BrokerFutureCaughtUp takes it on
-                return None
+                return None  # where it lives (a move in progress is BrokerFutureCaughtUp's)
             if main_online:
                 return queue(main_online[0])  # moved while the broker was down
             return None
@@ -798,7 +792,7 @@ class KRaftJBOD:
             status = s[STATUS][b]
             if status == OFF:
                 for choice in self.format_choices(s, b):
-                    add(("BrokerStarts", b, _choice_param(choice)), self.BrokerStarts(s, b, choice))
+                    add(("BrokerStarts", b, choice), self.BrokerStarts(s, b, choice))
             else:
                 if status == STARTING:
                     add(("BrokerSendsRegistration", b), self.BrokerSendsRegistration(s, b))
@@ -1092,19 +1086,3 @@ class KRaftJBOD:
 
 
 _INDEX = {name: i for i, name in enumerate(VARIABLES)}
-
-
-def _choice_param(choice) -> tuple:
-    """A format choice as action parameters of ints: per failed slot <<slot, uuid or 0 (repaired)>>.
-
-    Repaired is written (slot, -1); replaced with a fresh UUID (slot, -2); replaced with a
-    reserved UUID r (mutant only) (slot, r)."""
-    out = []
-    for option in choice:
-        if option[0] == "repaired":
-            out.append((option[1], -1))
-        elif option[2] is None:
-            out.append((option[1], -2))
-        else:
-            out.append((option[1], option[2]))
-    return tuple(out)

@@ -38,7 +38,7 @@ def is_online(directory: int, online_dirs: tuple) -> bool:
     return directory in online_dirs
 
 
-def uuid_name(uuid: int, owner: dict | None = None) -> str:
+def uuid_name(uuid: int) -> str:
     """A readable name: the reserved ones by name, real ones as ``dir-<n>``."""
     if uuid in _NAMES:
         return _NAMES[uuid]
