@@ -208,3 +208,19 @@ def test_kafka_picture_escapes_and_takes_any_described_state(tmp_path):
         assert drawn(vars, previous)
     texts = drawn(hostile, state)
     assert "→ <script>alert(1)</script> \"q\" 'q' ]" in texts and "a&b" in texts and "<x>" in texts
+
+
+def test_a_lasso_says_where_it_loops_back(capsys, tmp_path):
+    trace = tmp_path / "lasso.itf.json"
+    trace.write_text(json.dumps({
+        "#meta": {"format": "ITF", "description": "Created by Apalache"}, "vars": ["x"], "loop": 1,
+        "states": [{"#meta": {"index": 0}, "x": 0}, {"#meta": {"index": 1}, "x": 1}, {"#meta": {"index": 2}, "x": 2}],
+    }))
+    code, out, _ = run(capsys, "trace", "show", trace, "--color", "never")
+    assert code == 0
+    assert out == ("lasso.itf.json: trace\n── 0/2 step 0\n   x = 0\n── 1/2 step 1\n   x: 0 → 1\n"
+                   "── 2/2 step 2\n   x: 1 → 2\nthen back to state 1: the steps from there repeat forever\n")
+    code, _, _ = run(capsys, "trace", "render", trace, "-o", tmp_path / "lasso.dot")
+    assert code == 0 and 's2 -> s1 [label=<loop> constraint=false style=dashed]' in (tmp_path / "lasso.dot").read_text()
+    code, _, _ = run(capsys, "trace", "html", trace, "-o", tmp_path / "lasso.html")
+    assert code == 0 and "then back to state 1: the steps from there repeat forever" in (tmp_path / "lasso.html").read_text()

@@ -65,6 +65,7 @@ table.vars tr.changed th, table.vars tr.changed td { background: var(--changed);
 table.vars tr.changed th { font-weight: 700; }
 .verdict { margin: 10px 0 0; padding: 8px 12px; background: var(--bad); color: white; font-weight: 700;
            border-radius: 4px; }
+.loop { margin: 10px 0 0; font-weight: 700; }
 details { margin-top: 8px; } summary { cursor: pointer; color: var(--muted); }
 """
 
@@ -170,6 +171,8 @@ def _section(trace: Trace, step: Step, svg: str | None) -> str:
     if svg:  # the picture says it; the table stays one click away
         variables = f"<details><summary>variables</summary>{variables}</details>"
     verdict = f'<p class="verdict">{_e(trace.verdict)}</p>' if last and trace.verdict else ""
+    if last and trace.loop_note:
+        verdict = f'<p class="loop">{_e(trace.loop_note)}</p>{verdict}'
     return (f'<section class="step" id="step-{step.index}" data-step="{step.index}" '
             f'data-action="{_e(step.label)}" data-changed="{_e(changed)}">'
             f'<h2><span class="index">{step.index}</span><code>{_e(step.label)}</code></h2>'

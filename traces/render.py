@@ -130,6 +130,9 @@ def trace_graph(trace: Trace, model: Any = None, steps: list[int] | None = None)
         graph.node(f"s{i}", step_label(trace, trace.steps[i], picture))
     for a, b in zip(indices, indices[1:]):
         graph.edge(f"s{a}", f"s{b}")
+    last = len(trace.steps) - 1
+    if trace.loop is not None and last in indices and trace.loop in indices:  # a lasso
+        graph.edge(f"s{last}", f"s{trace.loop}", label="<loop>", style="dashed", constraint="false")
     return graph
 
 

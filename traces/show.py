@@ -56,6 +56,8 @@ def show_trace(trace: Trace, file: IO[str] | None = None, color: bool | None = N
                     line.append(" → ", style="dim")
                     line.append(format_value(after, VALUE_LIMIT), style="green")
                 console.print(line)
+    if trace.loop_note:
+        console.print(Text(trace.loop_note, style="bold"))
     verdict = trace.verdict
     if verdict:
         console.print(Text(verdict, style="bold red"))

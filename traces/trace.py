@@ -76,6 +76,13 @@ class Trace:
         return None
 
     @property
+    def loop_note(self) -> str | None:
+        """For a lasso (ITF's ``loop``): where the last state goes back to."""
+        if self.loop is None:
+            return None
+        return f"then back to state {self.loop}: the steps from there repeat forever"
+
+    @property
     def title(self) -> str:
         model = self.meta.get("model") or self.meta.get("source") or os.path.basename(self.path)
         what = self.meta.get("invariant") or self.meta.get("status") or "trace"
