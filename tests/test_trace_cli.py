@@ -155,6 +155,10 @@ CASES = [
     (["graph", "--model", "tests.models:diehard", "-o", "{d}/g.pdf"],
      "unknown output format '.pdf' for {d}/g.pdf (expected .svg, .png or .dot)"),
     (["graph", "{d}/absent.toml", "-o", "{d}/g.svg"], "config file not found: {d}/absent.toml"),
+    (["trace", "render", "{d}/good.itf.json", "-o", "{d}/good.itf.json/x.svg"],
+     "cannot write {d}/good.itf.json/x.svg: File exists"),
+    (["trace", "html", "{d}/good.itf.json", "-o", "{d}/good.itf.json/x.html"],
+     "cannot write {d}/good.itf.json/x.html: File exists"),
 ]
 
 

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .render import dot_available, model_picture, run_dot, state_graph
+from .render import dot_available, model_picture, run_dot, state_graph, write_output
 from .trace import ABSENT, Step, Trace, format_value, value_changes
 
 VALUE_LIMIT = 2000
@@ -209,7 +209,4 @@ def page(trace: Trace, model: Any = None) -> str:
 
 
 def write_page(trace: Trace, out: str | Path, model: Any = None) -> Path:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page(trace, model), encoding="utf-8")
-    return out
+    return write_output(out, page(trace, model).encode("utf-8"))

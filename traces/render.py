@@ -152,12 +152,18 @@ def dot_available() -> bool:
 
 def render_graph(graph, out: str | Path, fmt: str) -> Path:
     """Write a graphviz graph as ``fmt``: the source for ``dot``, else drawn by ``dot``."""
+    content = graph.source.encode("utf-8") if fmt == "dot" else pipe(graph, fmt)
+    return write_output(out, content)
+
+
+def write_output(out: str | Path, content: bytes) -> Path:
+    """Write an output file; bad input when it cannot be written."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "dot":
-        out.write_text(graph.source, encoding="utf-8")
-        return out
-    out.write_bytes(pipe(graph, fmt))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(content)
+    except OSError as e:
+        raise ConfigError(f"cannot write {out}: {e.strerror}") from None
     return out
 
 
