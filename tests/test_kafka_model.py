@@ -7,6 +7,9 @@ be looked at (and spec/README.md updated with the new figures).
 from __future__ import annotations
 
 import importlib.resources
+import json
+import marshal
+import random
 import tomllib
 
 import pytest
@@ -215,5 +218,30 @@ def test_random_walks_never_violate_an_invariant(which, choices):
         action, nxt = steps[choice % len(steps)]
         for name, holds in model.action_invariants.items():
             assert holds(state, action, nxt), (name, action, model.describe(state))
-        hash(nxt)
+        assert plain(nxt), nxt
         state = nxt
+    json.dumps(model.describe(state))
+
+
+def plain(value) -> bool:
+    """Made only of ints, bools, None and plain tuples: what the engines fingerprint with marshal."""
+    if value is None or type(value) in (int, bool):
+        return True
+    return type(value) is tuple and all(plain(v) for v in value)
+
+
+def test_successors_are_deterministic_and_states_plain():
+    model = make_model(config("ci"))
+    init = next(iter(model.init_states()))
+    state, rng, seen_actions = init, random.Random(7), set()
+    for _ in range(400):
+        steps = model.successors(state)
+        if not steps:
+            state = init
+            continue
+        assert steps == model.successors(state)
+        assert all(plain(action[1:]) and isinstance(action[0], str) for action, _ in steps)
+        assert marshal.dumps(state, 2)
+        action, state = steps[rng.randrange(len(steps))]
+        seen_actions.add(action[0])
+    assert len(seen_actions) > 10
