@@ -267,8 +267,3 @@ def _counters(now: _View, before: _View | None) -> str:
         for name, label in names if name in now.values
     )
     return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2"><TR>{cells or "<TD></TD>"}</TR></TABLE>'
-
-
-#: The hook as a model class holds it (a staticmethod, so that the model is not passed as
-#: ``vars``): ``from .picture import picture_hook as picture`` in the body of ``KRaftJBOD``.
-picture_hook = staticmethod(picture)

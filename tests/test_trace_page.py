@@ -15,7 +15,7 @@ import pytest
 from kraftcheck.model import MUTANTS
 from kraftcheck.traces.trace import load_trace
 from tests.test_trace_render import hostile_trace
-from tests.trace_helpers import kafka_traces, kraftcheck, run, wire_picture
+from tests.trace_helpers import kafka_traces, kraftcheck, run
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -140,9 +140,8 @@ def test_trace_content_is_shown_as_text_and_never_runs(open_page, capsys, tmp_pa
     assert events == []
 
 
-def test_kafka_pages_step_through_to_the_violation(open_page, capsys, monkeypatch, tmp_path):
+def test_kafka_pages_step_through_to_the_violation(open_page, capsys, tmp_path):
     """For every mutant: the page of its first trace opens and steps to the end."""
-    wire_picture(monkeypatch)
     open_, events = open_page
     for mutant in sorted(MUTANTS):
         path = kafka_traces()[mutant][0]

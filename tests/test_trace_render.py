@@ -12,7 +12,7 @@ from kraftcheck.model.picture import CHANGED as PICTURE_CHANGED
 from kraftcheck.traces.render import CHANGED
 from kraftcheck.traces.trace import load_trace
 from tests.test_trace_itf import QUINT_TRACE
-from tests.trace_helpers import kafka_traces, kraftcheck, run, wire_picture
+from tests.trace_helpers import kafka_traces, kraftcheck, run
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -114,8 +114,7 @@ def test_trace_content_is_escaped_in_pictures(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
-def test_kafka_picture_names_every_broker_and_directory(capsys, monkeypatch, tmp_path, mutant):
-    wire_picture(monkeypatch)
+def test_kafka_picture_names_every_broker_and_directory(capsys, tmp_path, mutant):
     for path in kafka_traces()[mutant]:
         out = tmp_path / (path.name.removesuffix(".itf.json") + ".svg")
         code, _, err = run(capsys, "trace", "render", path, "-o", out)
@@ -140,8 +139,7 @@ def test_kafka_picture_names_every_broker_and_directory(capsys, monkeypatch, tmp
                 assert any(e.get("fill", "").lower() == PICTURE_CHANGED.lower() for e in node.iter()), step.index
 
 
-def test_kafka_picture_marks_failed_directories_leaders_and_messages(capsys, monkeypatch, tmp_path):
-    wire_picture(monkeypatch)
+def test_kafka_picture_marks_failed_directories_leaders_and_messages(capsys, tmp_path):
     [path] = [p for p in kafka_traces()["no_revert_on_dest_failure"]]
     out = tmp_path / "moves.svg"
     assert run(capsys, "trace", "render", path, "-o", out)[0] == 0

@@ -1,6 +1,7 @@
 """``kraftcheck trace replay``: the checker's traces replay, edited ones are rejected with the step and why."""
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -145,7 +146,8 @@ def mutant_traces(tmp_path_factory):
         for trace in directory.glob("*.itf.json"):
             svg = trace.with_name(trace.name.removesuffix(".itf.json") + ".svg")
             assert f"  trace: {trace}\n  picture: {svg}\n" in p.stdout
-            assert svg.is_file()
+            texts = "".join(ET.parse(svg).getroot().itertext())  # valid SVG, drawn with the Kafka picture
+            assert "broker 0" in texts and "controller's metadata" in texts
         directories[mutant] = directory
     return directories
 

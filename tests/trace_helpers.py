@@ -71,12 +71,3 @@ def kafka_traces() -> dict[str, list[Path]]:
             for cx in result.counterexamples
         ]
     return traces
-
-
-def wire_picture(monkeypatch) -> None:
-    """Give the Kafka model its picture hook (model/picture.py) for the length of a test."""
-    from kraftcheck.model.kraft import KRaftJBOD
-    from kraftcheck.model.picture import picture_hook
-
-    if getattr(KRaftJBOD, "picture", None) is None:  # as the model class wires it, in its body
-        monkeypatch.setattr(KRaftJBOD, "picture", picture_hook, raising=False)
