@@ -42,6 +42,9 @@ from .spark_worker import (
     GENERATED,
     SUCCESSOR,
     Job,
+    DISTINCT,
+    LEVEL_COLUMNS,
+    LEVEL_SCHEMA,
     check_partition,
     encoder,
     expand_partition,
@@ -139,7 +142,7 @@ class _SparkSearch:
                 return max(1, int(configured))
             except ValueError:
                 raise ConfigError(f"{PARTITIONS_KEY} must be an integer, not {configured!r}") from None
-        return 2 * self.handle.parallelism()
+        return self.handle.parallelism()
 
     def _configure(self):
         conf = self.spark.conf
@@ -173,7 +176,7 @@ class _SparkSearch:
     def run(self) -> Result:
         self._configure()
         self.started = time.perf_counter()
-        level = self._initial_level()  # the persisted rows of the level being expanded
+        level = self._initial_level()  # the rows of the level about to be expanded
         level_seconds = [time.perf_counter() - self.started]
         if level is not None:
             self._report_level(self.distinct, level_seconds[0])
@@ -182,19 +185,16 @@ class _SparkSearch:
                 level = None
         while level is not None:
             level_started = time.perf_counter()
-            probing = self.max_depth is not None and self.depth >= self.max_depth
-            gen = self._expand(level, probing)
-            if gen is None:  # the level itself violates an invariant: stop after it
+            if self.max_depth is not None and self.depth >= self.max_depth:
+                self._probe(level)
                 break
-            if probing:
-                beyond = gen.filter(self.F.col("kind") == SUCCESSOR).select("fp").join(self._visited(), "fp", "left_anti")
-                if beyond.limit(1).count():
-                    self.result.stopped_by = "max_depth"
+            new, count = self._next_level(level)
+            if new is None:  # the expanded level violates an invariant: stop after it
                 break
-            new, count = self._new_states(gen)
-            # The anti-join has just read (and so cached) the parent records of the expanded
-            # level; its states, checkpointed, are freed once nothing refers to them.
-            self._unpersist(gen)
+            if self.max_states is not None and self.distinct + count > self.max_states:
+                self.result.stopped_by = "max_states"
+                new = new.limit(self.max_states - self.distinct).localCheckpoint(eager=True)
+                count = new.count()
             if count == 0:
                 break
             self.depth += 1
@@ -228,12 +228,12 @@ class _SparkSearch:
                 self.result.stopped_by = "max_states"
                 break
             seen.add(fp)
-            rows.append((fp, None, ordinal, data))
+            rows.append((fp, None, ordinal, None, data))
         if not rows:
             return None
         self.distinct = len(rows)
         self.depth = 1
-        level = self.spark.createDataFrame(rows, "fp bigint, parent bigint, ordinal int, state binary")
+        level = self.spark.createDataFrame(rows, LEVEL_SCHEMA)
         level = level.repartition(self.partitions, "fp").localCheckpoint(eager=True)
         self.levels.append(self._persist(level.select("fp", "parent", "ordinal")))
         return level
@@ -246,17 +246,70 @@ class _SparkSearch:
         skip_steps = frozenset(i for i, n in enumerate(self.step_names) if n in self.bad_steps)
         return Job(**{**self.job.__dict__, "skip_invariants": skip_invariants, "skip_steps": skip_steps, **changes})
 
-    def _expand(self, level, probing: bool):
-        """Job 1 of a level: expand its states on the executors; None when one of them
-        violates an invariant and the search stops there."""
-        job = self._job(check_steps=not probing)
-        frontier = level.select("fp", "state")
-        gen = self._persist(frontier.mapInArrow(functools.partial(expand_partition, job), EXPANSION_SCHEMA))
-        notes = gen.filter(self.F.col("kind") != SUCCESSOR).collect()
-        self._note_bad_states(notes)
-        if self._must_stop():
+    def _expansion(self, level, **changes):
+        job = self._job(**changes)
+        frontier = level.select("fp", "state", "action")
+        return frontier.mapInArrow(functools.partial(expand_partition, job), EXPANSION_SCHEMA)
+
+    def _new_fingerprints(self, successors):
+        """The successors whose fingerprint was never visited, one parent each.
+
+        The parent kept is the least ``(parent, ordinal)``: the same whatever the partitioning.
+        """
+        F = self.F
+        return (
+            successors.join(self._visited(), "fp", "left_anti")
+            .groupBy("fp")
+            .agg(F.min(F.struct("parent", "ordinal", "action", "state")).alias("first"))
+            .select("fp", "first.parent", "first.ordinal", "first.action", "first.state")
+        )
+
+    def _next_level(self, level):
+        """Expand ``level`` on the executors and build the next one: (rows, count), or
+        (None, 0) when ``level`` violates an invariant and the search stops after it.
+
+        In classic Spark this is one job: the expansion's notes and the number of new states
+        are observed while the new level is checkpointed.  Spark Connect hands back no
+        observations for a checkpoint, so there the expansion is persisted and its notes
+        collected first.
+        """
+        F = self.F
+        gen = self._expansion(level)
+        if self.handle.is_connect:
+            gen = self._persist(gen)
+            notes = gen.filter(F.col("kind") != SUCCESSOR).collect()
+            if not self._take_notes(notes):
+                self._unpersist(gen)
+                return None, 0
+            successors = gen.filter(F.col("kind") == SUCCESSOR).select(*LEVEL_COLUMNS)
+            new = self._new_fingerprints(successors).localCheckpoint(eager=True)
             self._unpersist(gen)
-            return None
+            return new, new.count()
+
+        from pyspark.sql import Observation
+
+        noted, counted = Observation(), Observation()
+        gen = gen.observe(noted, self._notes_aggregate())
+        successors = gen.filter(F.col("kind") == SUCCESSOR).select(*LEVEL_COLUMNS)
+        new = self._new_fingerprints(successors).observe(counted, F.count(F.lit(1)).alias("n"))
+        # A checkpoint cuts the lineage: each level's plan would otherwise hold every earlier one.
+        new = new.localCheckpoint(eager=True)
+        if not self._take_notes(noted.get["notes"]):
+            return None, 0
+        return new, counted.get["n"]
+
+    def _notes_aggregate(self):
+        F = self.F
+        note = F.struct("kind", "fp", "parent", "ordinal", "action", "n")
+        return F.collect_list(F.when(F.col("kind") != SUCCESSOR, note)).alias("notes")
+
+    def _take_notes(self, notes) -> bool:
+        """Take in an expansion's notes; False when the expanded level violates an invariant
+        and the search must stop after it (the expansion's other figures are then dropped,
+        as the local engine never makes them)."""
+        self._note_level(notes)
+        if self._must_stop():
+            return False
         for row in notes:
             if row.kind == GENERATED:
                 self.generated += row.n
@@ -267,49 +320,42 @@ class _SparkSearch:
                 name = self.step_names[row.n]
                 if name not in self.bad_steps:
                     self.bad_steps[name] = (self.depth, row.parent, row.ordinal)
-        return gen
+        return True
 
-    def _note_bad_states(self, rows):
-        for row in rows:
+    def _note_level(self, notes):
+        """What any pass over a level reports about the level's own states."""
+        for row in notes:
             if row.kind == BAD_STATE:
                 name = self.invariant_names[row.n]
                 if name not in self.bad_states:
                     self.bad_states[name] = (self.depth, row.fp)
+            elif row.kind == DISTINCT:
+                self.distinct_by_action[row.action] += row.n
+
+    def _probe(self, level):
+        """At the depth bound: expand the last level without admitting anything, to count what
+        it generates, find its deadlocks and tell whether states lie beyond the bound."""
+        F = self.F
+        gen = self._expansion(level, check_steps=False)
+        if self.handle.is_connect:
+            gen = self._persist(gen)
+            notes = gen.filter(F.col("kind") != SUCCESSOR).collect()
+        else:
+            from pyspark.sql import Observation
+
+            noted = Observation()
+            gen = gen.observe(noted, self._notes_aggregate())
+        beyond = gen.filter(F.col("kind") == SUCCESSOR).select("fp").join(self._visited(), "fp", "left_anti").count()
+        if not self.handle.is_connect:
+            notes = noted.get["notes"]
+        if self._take_notes(notes) and beyond:
+            self.result.stopped_by = "max_depth"
 
     def _check_only(self, level):
-        """Check the invariants on a level that will not be expanded."""
+        """Check the invariants on a level that will not be expanded (and count its states by action)."""
         job = self._job()
-        if len(job.skip_invariants) == len(self.invariant_names):
-            return
-        rows = level.select("fp", "state").mapInArrow(functools.partial(check_partition, job), EXPANSION_SCHEMA).collect()
-        self._note_bad_states(rows)
-
-    def _new_states(self, gen):
-        """Job 2 of a level: the successors not visited yet, one parent each, and how many."""
-        F = self.F
-        successors = gen.filter(F.col("kind") == SUCCESSOR).select("fp", "parent", "ordinal", "action", "state")
-        # One parent per fingerprint, the same whatever the partitioning: the least (parent, ordinal).
-        new = (
-            successors.join(self._visited(), "fp", "left_anti")
-            .groupBy("fp")
-            .agg(F.min(F.struct("parent", "ordinal", "action", "state")).alias("first"))
-            .select("fp", "first.parent", "first.ordinal", "first.action", "first.state")
-        )
-        # A checkpoint cuts the lineage: each level's plan would otherwise hold every earlier one.
-        new = new.localCheckpoint(eager=True)
-        by_action = self._count_by_action(new)
-        count = sum(by_action.values())
-        if self.max_states is not None and self.distinct + count > self.max_states:
-            self.result.stopped_by = "max_states"
-            new = new.limit(self.max_states - self.distinct).localCheckpoint(eager=True)
-            by_action = self._count_by_action(new)
-            count = sum(by_action.values())
-        self.distinct_by_action.update(by_action)
-        return new, count
-
-    @staticmethod
-    def _count_by_action(new) -> dict[str, int]:
-        return {row.action: row["count"] for row in new.groupBy("action").count().collect()}
+        frontier = level.select("fp", "state", "action")
+        self._note_level(frontier.mapInArrow(functools.partial(check_partition, job), EXPANSION_SCHEMA).collect())
 
     # ---------------------------------------------------------------- traces
 

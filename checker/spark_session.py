@@ -84,6 +84,21 @@ def with_local_retries(master: str) -> str:
     return f"local[{m.group('threads') or 1},{LOCAL_TASK_ATTEMPTS}]"
 
 
+def _kind(master: str) -> str:
+    if master.startswith("local"):
+        return "local"
+    if master.startswith("spark://"):
+        return "standalone"
+    return "other"
+
+
+def _same_master(active, master: str) -> bool:
+    running = active.sparkContext.master
+    if master.startswith("local") and _LOCAL.match(master):
+        return running == with_local_retries(master)
+    return running == master
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -130,6 +145,10 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
         # Inside spark-submit (or a notebook): use its session and its master.
         spark = active or SparkSession.builder.appName(app_name).getOrCreate()
         return SparkHandle(spark, spark.sparkContext.master, "other", owned=active is None)
+
+    if active is not None and (master is None or _same_master(active, master)):
+        # A session started by the caller (a notebook, a test): use it, leave it running.
+        return SparkHandle(active, active.sparkContext.master, _kind(active.sparkContext.master), owned=False)
 
     master = master or "local[*]"
     loopback = True
