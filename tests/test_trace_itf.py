@@ -103,6 +103,7 @@ def test_a_quint_trace_reads_back(tmp_path):
     assert trace.meta["source"] == "bank.qnt" and trace.meta["timestamp"] == 1795000000000  # unknown keys kept
     assert trace.variables == ["balances", "pending", "log", "mbt::actionTaken", "mbt::nondetPicks"]
     assert [s.action for s in trace.steps] == ["init", "deposit", "withdraw"]
+    assert [s.label for s in trace.steps] == ["init", "deposit(who=alice, amount=100)", "withdraw(who=alice)"]
     assert trace.steps[0].values["balances"] == {"alice": 0, "bob": 0}
     assert trace.steps[1].values["pending"] == frozenset({("alice", "bob", 30)})
     assert trace.steps[2].values["balances"]["alice"] == -(2**53) - 1

@@ -115,6 +115,19 @@ def test_stepping_with_buttons_and_arrow_keys(open_page, diehard_page):
     page.click("ol.timeline li:nth-child(4) button")
     assert visible_step(page)["position"] == "step 3 of 6"
     assert page.inner_text("section.step:not([hidden]) ul.changes") == "small: 3 → 0"
+    assert page.url.endswith("#step-3")
+    assert events == []
+
+
+def test_the_address_names_the_step(open_page, diehard_page):
+    open_, events = open_page
+    page = open_(diehard_page)
+    page.goto(diehard_page.as_uri() + "#step-4")
+    page.reload()
+    assert visible_step(page)["position"] == "step 4 of 6"
+    page.evaluate("location.hash = '#step-2'")
+    page.wait_for_function("document.body.dataset.currentStep === '2'")
+    assert visible_step(page)["shown"] == [2]
     assert events == []
 
 

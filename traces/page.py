@@ -2,8 +2,9 @@
 
 Every step is a section holding its action, what changed, the picture (graphviz SVG, drawn
 when ``dot`` is installed) and the table of variables with the changed ones highlighted; a
-small script shows one section at a time (buttons, arrow keys, the list of steps).  Without
-JavaScript every section shows, one under the other.
+small script shows one section at a time (buttons, arrow keys, the list of steps) and keeps
+the step in the address (``page.html#step-12`` opens at step 12).  Without JavaScript every
+section shows, one under the other.
 
 All trace content is escaped here, in Python; the script reads nothing from the trace.  A
 Content-Security-Policy allows only the page's own script (by hash) and inline styles, so
@@ -89,6 +90,11 @@ SCRIPT = """
     previous.disabled = current === 0;
     next.disabled = current === steps.length - 1;
     document.body.setAttribute("data-current-step", String(current));
+    if (location.hash !== "#step-" + current) { history.replaceState(null, "", "#step-" + current); }
+  }
+  function fromHash() {
+    var m = /^#step-(\\d+)$/.exec(location.hash);
+    return m ? Number(m[1]) : 0;
   }
   previous.addEventListener("click", function () { show(current - 1); });
   next.addEventListener("click", function () { show(current + 1); });
@@ -100,8 +106,9 @@ SCRIPT = """
     else if (e.key === "Home") { show(0); e.preventDefault(); }
     else if (e.key === "End") { show(steps.length - 1); e.preventDefault(); }
   });
+  window.addEventListener("hashchange", function () { show(fromHash()); });
   document.querySelector("nav").hidden = false;
-  show(0);
+  show(fromHash());  // #step-N opens the page at step N
 })();
 """
 

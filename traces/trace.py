@@ -18,6 +18,8 @@ from .itf import TraceFormatError, decode, read_trace
 KRAFTCHECK_SOURCE = "kraftcheck"
 #: Variables in which Quint records the action taken (its model-based-testing mode).
 QUINT_ACTION_VARIABLES = ("mbt::actionTaken", "action_taken")
+#: Quint's record of the nondeterministic choices of a step: name -> Some(value) | None.
+QUINT_PICKS_VARIABLES = ("mbt::nondetPicks", "nondet_picks")
 
 
 @dataclass
@@ -37,15 +39,16 @@ class Step:
     changed: list[str] = field(default_factory=list)
     #: the state's own ``#meta``, unknown keys included
     meta: dict[str, Any] = field(default_factory=dict)
+    #: named parameters (Quint's nondeterministic picks), shown as ``name=value``
+    picks: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
         """The action as a reader sees it: ``Name(p1, p2)``, or ``step i`` when unknown."""
         if self.action is None:
             return f"step {self.index}"
-        if not self.params:
-            return self.action
-        return f"{self.action}({', '.join(format_value(p) for p in self.params)})"
+        arguments = [format_value(p) for p in self.params] + [f"{k}={format_value(v)}" for k, v in self.picks.items()]
+        return f"{self.action}({', '.join(arguments)})" if arguments else self.action
 
 
 @dataclass
@@ -112,11 +115,13 @@ def load_trace(path: str | os.PathLike) -> Trace:
         except TraceFormatError as e:
             raise TraceFormatError(f"{path}: state {index}: {e}") from None
         action = state_meta.get("action")
+        picks: dict[str, Any] = {}
         if action is None:
             action = next((values[v] for v in QUINT_ACTION_VARIABLES if isinstance(values.get(v), str)), None)
+            picks = _quint_picks(next((values[v] for v in QUINT_PICKS_VARIABLES if v in values), None))
         elif not isinstance(action, str):
             raise TraceFormatError(f"{path}: state {index}: '#meta' action must be a string")
-        step = Step(index, action, params, values, raw, meta=state_meta)
+        step = Step(index, action, params, values, raw, meta=state_meta, picks=picks)
         if steps:
             previous = steps[-1].values
             step.changed = [v for v in variables if v in values and (v not in previous or previous[v] != values[v]
@@ -125,6 +130,14 @@ def load_trace(path: str | os.PathLike) -> Trace:
             step.changed = list(values)
         steps.append(step)
     return Trace(str(path), meta, variables, steps, document.get("loop"))
+
+
+def _quint_picks(picks: Any) -> dict[str, Any]:
+    """The choices Quint made in a step: the ``Some`` ones of ``{name: {tag, value}}``."""
+    if not isinstance(picks, dict):
+        return {}
+    return {name: pick["value"] for name, pick in picks.items()
+            if isinstance(pick, dict) and pick.get("tag") == "Some" and "value" in pick}
 
 
 def _variables_of(states: list[dict]) -> list[str]:
