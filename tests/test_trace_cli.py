@@ -1,6 +1,7 @@
 """``kraftcheck graph``, and bad input to every trace command: one line, exit 2, no traceback."""
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import networkx as nx
@@ -174,3 +175,46 @@ def test_bad_input_through_a_real_process(files):
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert p.stderr == (f"kraftcheck: error: {files / 'corrupt.itf.json'} is not JSON: "
                         "Expecting value: line 1 column 13 (char 12)\n")
+
+
+class BrokenPicture:
+    """The Die Hard jugs with a picture hook that fails, and an invariant that fails on big = 2."""
+
+    def __init__(self, config):
+        from tests.models import DieHard
+
+        self.jugs = DieHard(config)
+        self.init_states, self.successors, self.describe = self.jugs.init_states, self.jugs.successors, self.jugs.describe
+        self.invariants = {"NotFourGallons": self.jugs.invariants["NotFourGallons"], "Fragile": self.fragile}
+
+    def fragile(self, state):
+        return 1 / (state[1] - 2) is not None
+
+    def picture(self, vars, previous):
+        raise ZeroDivisionError("the picture failed")
+
+
+def broken_picture(config=None):
+    return BrokenPicture(config or {})
+
+
+@pytest.mark.parametrize("command", ["render", "html", "replay", "graph"])
+def test_failing_model_code_is_one_line_and_exit_1(capsys, files, tmp_path, command):
+    args = {
+        "render": ["trace", "render", files / "kraftcheck.itf.json", "-o", tmp_path / "x.svg"],
+        "html": ["trace", "html", files / "kraftcheck.itf.json", "-o", tmp_path / "x.html"],
+        "replay": ["trace", "replay", files / "kraftcheck.itf.json"],
+        "graph": ["graph", "-o", tmp_path / "x.svg"],
+    }[command]
+    code, out, err = run(capsys, *args, "--model", "tests.test_trace_cli:broken_picture")
+    if command == "replay":  # replay never draws: a one-state trace at (0, 0) is no violation
+        assert (code, out) == (1, "invalid: state 0 does not violate NotFourGallons\n")
+        return
+    if command == "graph":  # the graph reaches big = 2, where the invariant divides by zero
+        assert code == 1
+        assert re.fullmatch(r"kraftcheck: error: the model raised ZeroDivisionError: division by zero "
+                            r"\(test_trace_cli\.py:\d+\)\n", err), err
+        return
+    assert code == 1 and out == ""
+    assert re.fullmatch(r"kraftcheck: error: the model raised ZeroDivisionError: the picture failed "
+                        r"\(test_trace_cli\.py:\d+\)\n", err), err

@@ -35,7 +35,7 @@ def register(commands) -> None:
                                             "Exit 0: valid; 1: not (the step and the reason are printed).")
     replay.add_argument("trace", metavar="TRACE")
     model_options(replay)
-    replay.set_defaults(run=run_replay)
+    replay.set_defaults(run=_guarded(run_replay))
 
     show = actions.add_parser("show", help="print the trace: each step's action and what changed")
     show.add_argument("trace", metavar="TRACE")
@@ -47,13 +47,13 @@ def register(commands) -> None:
     render.add_argument("trace", metavar="TRACE")
     render.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.svg, OUT.png or OUT.dot")
     model_options(render)
-    render.set_defaults(run=run_render)
+    render.set_defaults(run=_guarded(run_render))
 
     page = actions.add_parser("html", help="write one self-contained page to step through the trace")
     page.add_argument("trace", metavar="TRACE")
     page.add_argument("-o", "--output", required=True, metavar="OUT.html")
     model_options(page)
-    page.set_defaults(run=run_html)
+    page.set_defaults(run=_guarded(run_html))
 
     graph = commands.add_parser("graph", help="draw the whole state graph of a tiny config",
                                 description="Explore every reachable state of a tiny config and draw the state "
@@ -66,7 +66,7 @@ def register(commands) -> None:
     graph.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.dot, OUT.svg or OUT.png")
     graph.add_argument("--max-nodes", type=positive, default=None, metavar="N",
                        help="refuse graphs of more than N states (default: 1000)")
-    graph.set_defaults(run=run_graph)
+    graph.set_defaults(run=_guarded(run_graph))
 
 
 # ------------------------------------------------------------------------- replay
@@ -79,18 +79,45 @@ def run_replay(args) -> int:
     trace = load_trace(args.trace)
     model_ref, model = model_for(trace, args.model, args.overrides)
     try:
-        report = replay(trace, model, model_ref)
+        report = model_code(replay, trace, model, model_ref)
     except ReplayFailed as e:
         print(f"invalid: {e}")
         return EXIT_INVALID_TRACE
-    except (KeyboardInterrupt, ConfigError):
-        raise
-    except Exception as e:  # the model's own code failed
-        from kraftcheck.checker.cli import _model_failed
-
-        return _model_failed(e)
     print(f"valid: {report.states} states, every step a legal transition of {report.model}; {report.ending}")
     return 0
+
+
+class ModelFailed(Exception):
+    """The model's own code (its steps, invariants or picture) raised; the CLI says where, exit 1."""
+
+
+def model_code(function, *args, **kwargs):
+    """Call ``function``, which runs the model's code: its exceptions become :class:`ModelFailed`."""
+    from .itf import TraceFormatError
+    from .replay import ReplayFailed
+
+    try:
+        return function(*args, **kwargs)
+    except (KeyboardInterrupt, ConfigError, TraceFormatError, ReplayFailed):
+        raise
+    except Exception as e:
+        raise ModelFailed() from e
+
+
+def _guarded(run):
+    """A subcommand whose model code may fail: one line saying where, exit 1 (as ``check``)."""
+    import functools
+
+    @functools.wraps(run)
+    def guarded(args) -> int:
+        try:
+            return run(args)
+        except ModelFailed as e:
+            from kraftcheck.checker.cli import _model_failed
+
+            return _model_failed(e.__cause__)
+
+    return guarded
 
 
 # ------------------------------------------------------------------------- show
@@ -133,7 +160,7 @@ def run_render(args) -> int:
     fmt = output_format(args.output)
     trace = load_trace(args.trace)
     model = picture_model(trace, args.model, args.overrides)
-    path = render_trace(trace, args.output, fmt, model=model)
+    path = model_code(render_trace, trace, args.output, fmt, model=model)
     print(f"wrote {path}")
     return 0
 
@@ -146,7 +173,7 @@ def run_html(args) -> int:
         raise ConfigError(f"trace html writes an .html file, not {args.output!r}")
     trace = load_trace(args.trace)
     model = picture_model(trace, args.model, args.overrides)
-    path = write_page(trace, args.output, model=model)
+    path = model_code(write_page, trace, args.output, model=model)
     print(f"wrote {path}")
     return 0
 
@@ -164,8 +191,8 @@ def run_graph(args) -> int:
     config = load_config(args.config, args.model, args.overrides)
     model = build_model(config)
     max_nodes = args.max_nodes or DEFAULT_MAX_NODES
-    graph = explore_graph(model, max_nodes=max_nodes, label=config.label)
-    path = write_graph(graph, model, args.output, fmt)
+    graph = model_code(explore_graph, model, max_nodes=max_nodes, label=config.label)
+    path = model_code(write_graph, graph, model, args.output, fmt)
     for line in graph_summary(graph):
         print(line)
     print(f"wrote {path}")
