@@ -128,6 +128,8 @@ def _directory(now: _View, before: _View | None, b: int, slot: int) -> str:
     if now.at("brokerStatus", b) == "OFF":
         colour = OFF
     state_text = {"HEALTHY": "online", "FAILED": "FAILED", "FAILED_ACKED": "FAILED (acked)"}.get(state, state)
+    if healthy and now.at("brokerStatus", b) == "OFF":
+        state_text = "healthy, broker off"
     title = f'<B>{_e(uuid)}</B> <FONT POINT-SIZE="9">slot {slot}</FONT> {_e(state_text)}'
     if not healthy:
         title = f'<S>{_e(uuid)}</S> <FONT POINT-SIZE="9">slot {slot}</FONT> <B>{_e(state_text)}</B>'
