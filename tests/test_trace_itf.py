@@ -54,6 +54,32 @@ def test_every_value_kind_round_trips_through_a_file(tmp_path_factory, value):
     assert same(load_trace(path).steps[0].values["x"], value)
 
 
+names = st.text(st.characters(min_codepoint=97, max_codepoint=122), min_size=1, max_size=6)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(names, min_size=1, max_size=4, unique=True).flatmap(lambda variables: st.lists(
+    st.tuples(st.fixed_dictionaries({v: values for v in variables}), names, st.lists(hashables, max_size=3)),
+    min_size=1, max_size=5)))
+def test_whole_traces_round_trip(tmp_path_factory, steps):
+    """States, action names and parameters, as the checker writes them, read back the same."""
+    from kraftcheck.traces.counterexample import step_meta
+    from kraftcheck.traces.itf import trace_document
+
+    states = [state for state, _, _ in steps]
+    metas = [step_meta(None)] + [step_meta((name, *params)) for _, name, params in steps[1:]]
+    path = tmp_path_factory.mktemp("itf") / "t.itf.json"
+    write_json_atomically(path, trace_document(states, metas, {"source": "kraftcheck", "model": "m:f"}))
+    trace = load_trace(path)
+    assert trace.variables == list(states[0]) and len(trace.steps) == len(steps)
+    for step, (state, name, params) in zip(trace.steps, steps):
+        assert all(same(step.values[v], state[v]) for v in state)
+        if step.index == 0:
+            assert (step.action, step.params) == ("Init", [])
+        else:
+            assert step.action == name and same(step.params, list(params))
+
+
 @given(st.integers())
 def test_unsafe_integers_are_bigints(n):
     encoded = encode(n)
