@@ -25,6 +25,8 @@ MUTANTS = {
     "designated_with_leader": "a designated election goes ahead although the partition has a leader",
     "no_revert_on_dest_failure": "a broker does not revert a move's assignment when the destination "
     "directory fails before the future replica is promoted (KAFKA-16297)",
+    "no_lost_on_source_failure": "a broker does not assign a moving replica to LOST when the move's source "
+    "directory fails, so the controller never learns the replica is offline",
     "keep_source_after_promotion": "promoting a future replica does not delete the source replica",
     "fenced_leader_kept": "fencing a broker whose session expired does not take away its leaderships",
     "keep_offline_replica_in_isr": "a directory failure moves leadership away but leaves the replica in the ISR",

@@ -159,6 +159,7 @@ class KRaftJBOD:
             "NoReplicaRecreatedElsewhere": self.NoReplicaRecreatedElsewhere,
             "ElectedWhenPossible": self.ElectedWhenPossible,
             "FailedMoveReverted": self.FailedMoveReverted,
+            "AcknowledgedFailureLeadsNothing": self.AcknowledgedFailureLeadsNothing,
         }
         # The traces' picture of a state (model/picture.py), drawn from ``describe``'s output.
         self.picture = picture
@@ -389,7 +390,8 @@ class KRaftJBOD:
                     queued[p] = s[DIR_IDS][b][source[0]]
             elif i in source:  # the source failed: the future cannot catch up
                 fut[p] = NONE
-                queued[p] = LOST
+                if self.mutant != "no_lost_on_source_failure":
+                    queued[p] = LOST
         n = self._with(
             s,
             dirState=_set(s[DIR_STATE], b, states),
@@ -946,6 +948,21 @@ class KRaftJBOD:
                 if md in ids and self.slot_failed(s, b, ids.index(md)):
                     if any(self.slot_online(s, b, i) for i in self.main_slots(s, b, p)):
                         return False
+        return True
+
+    def AcknowledgedFailureLeadsNothing(self, s) -> bool:
+        """Once the controller has acknowledged a directory failure, the broker (in the
+        registered incarnation) leads no replica whose log is on that disk, unless the
+        assignment that tells the controller where the replica is is still on its way: the
+        guarantee KIP-858 gives, and the reason a move whose source fails is assigned to LOST."""
+        for p, part in enumerate(s[PARTITION]):
+            if part is None or part[LEADER] == NO_LEADER:
+                continue
+            b = part[LEADER]
+            if s[STATUS][b] != RUNNING or s[INCARNATION][b] != s[BROKER_EPOCH][b] or s[QUEUED][b][p] != NONE:
+                continue
+            if any(s[DIR_STATE][b][i] == FAILED_ACKED and p in s[LOGS][b][i] for i in self.slots):
+                return False
         return True
 
     # -----------------------------------------------------------------------------------------

@@ -233,7 +233,8 @@ BrokerFailsDir(b, i) ==
                IF DestFailed(p)
                THEN IF Mutant # "no_revert_on_dest_failure" /\ MainSlots(b, p) # {}
                     THEN dirIds[b][Min(MainSlots(b, p))] ELSE queued[b][p]
-               ELSE IF SourceFailed(p) THEN LOST ELSE queued[b][p]]
+               ELSE IF SourceFailed(p) /\ Mutant # "no_lost_on_source_failure" THEN LOST
+               ELSE queued[b][p]]
            allFailed == \A j \in Slots : states[j] # "HEALTHY"
        IN /\ dirState' = [dirState EXCEPT ![b] = states]
           /\ future' = [future EXCEPT ![b] = [p \in Partitions |->
@@ -673,6 +674,17 @@ FailedMoveReverted ==
                 named == {i \in Slots : dirIds[b][i] = md}
             IN (named # {} /\ SlotFailed(b, Min(named))) =>
                    ~(\E i \in MainSlots(b, p) : SlotOnline(b, i))
+
+\* Once the controller has acknowledged a directory failure, the broker (in the registered
+\* incarnation) leads no replica whose log is on that disk, unless the assignment that tells the
+\* controller where the replica is is still on its way (KIP-858; the reason for LOST).
+AcknowledgedFailureLeadsNothing ==
+    \A p \in Created : LET b == partition[p].leader IN
+        (/\ b # NoLeader
+         /\ brokerStatus[b] = "RUNNING"
+         /\ incarnation[b] = brokerEpoch[b]
+         /\ queued[b][p] = NONE)
+        => \A i \in Slots : ~(dirState[b][i] = "FAILED_ACKED" /\ p \in logs[b][i])
 
 -----------------------------------------------------------------------------
 (* Step properties, checked as [][P]_vars (TLC: PROPERTY) *)

@@ -91,7 +91,7 @@ def test_model_declares_its_parts():
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
-        "ElectedWhenPossible", "FailedMoveReverted",
+        "ElectedWhenPossible", "FailedMoveReverted", "AcknowledgedFailureLeadsNothing",
     }
     assert set(model.action_invariants) == {
         "StaleEpochChangesNothing", "EpochsNeverDecrease", "UpdatesOnlyOfflinePartitions", "FencedUntilAssigned",
@@ -163,6 +163,7 @@ CAUGHT = {
     "foreign_offline_dirs": ("designated", "UpdatesOnlyOfflinePartitions", 25),
     "designated_with_leader": ("designated", "DesignatedElectionSafe", 15),
     "no_revert_on_dest_failure": ("moves", "FailedMoveReverted", 18),
+    "no_lost_on_source_failure": ("moves", "AcknowledgedFailureLeadsNothing", 21),
     "keep_source_after_promotion": ("moves", "OneDirPerReplica", 17),
     "fenced_leader_kept": ("epochgate", "FencedBrokerLeadsNothing", 10),
     "keep_offline_replica_in_isr": ("designated", "IsrOnOnlineDirs", 21),
