@@ -174,5 +174,21 @@ def test_an_edited_kafka_trace_is_rejected(capsys, mutant_traces, tmp_path):
     out_path = tmp_path / "edited.itf.json"
     out_path.write_text(json.dumps(document))
     code, out, _ = run(capsys, "trace", "replay", out_path)
-    assert (code, out) == (1, "invalid: step 1: BrokerStarts(0, <<>>) leads to incarnation = [1], "
-                              "but the trace has [2]\n")
+    assert (code, out) == (1, "invalid: step 1: BrokerStarts(0, <<>>) leads to incarnation[0] = 1, "
+                              "but the trace has 2\n")
+
+
+def test_an_edited_field_is_named_by_its_path(capsys, mutant_traces, tmp_path):
+    from kraftcheck.traces.trace import load_trace
+
+    path = sorted(mutant_traces["fenced_leader_kept"].glob("*.itf.json"))[0]
+    document = json.loads(path.read_text())
+    i = next(i for i, s in enumerate(document["states"]) if isinstance(s["partition"][0], dict))
+    leader = document["states"][i]["partition"][0]["leader"]
+    document["states"][i]["partition"][0]["leader"] = leader + 7
+    out_path = tmp_path / "edited.itf.json"
+    out_path.write_text(json.dumps(document))
+    label = load_trace(out_path).steps[i].label
+    code, out, _ = run(capsys, "trace", "replay", out_path)
+    assert (code, out) == (1, f"invalid: step {i}: {label} leads to partition[0].leader = {leader}, "
+                              f"but the trace has {leader + 7}\n")

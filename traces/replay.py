@@ -12,14 +12,14 @@ step property).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from kraftcheck.checker.config import CheckConfig, ConfigError, build_model, parse_override
 from kraftcheck.checker.protocol import action_name, action_params
 
 from .counterexample import INIT_ACTION, state_variables
 from .itf import decode, encode, freeze
-from .trace import Step, Trace, format_value
+from .trace import ABSENT, Step, Trace, format_value, value_changes
 
 #: How many characters of a value an error message shows.
 VALUE_LIMIT = 120
@@ -80,7 +80,7 @@ def _advance(model, trace: Trace, step: Step, candidates: dict) -> dict:
     wanted_params = _normal(step.meta["params"]) if "params" in step.meta else None
     known_action = step.action is not None and "action" in step.meta
     next_candidates: dict[Any, tuple[Any, Any]] = {}
-    near_miss = None  # (state, action, successor) taking the trace's action to another state
+    near_miss = None  # (action, successor): the trace's action, leading to another state
     for state in candidates:
         for action, successor in model.successors(state):
             if known_action and action_name(action) != step.action:
@@ -101,7 +101,8 @@ def _advance(model, trace: Trace, step: Step, candidates: dict) -> dict:
     return _differs(model, step, successor)
 
 
-def _differs(model, step: Step, successor) -> dict:
+def _differs(model, step: Step, successor) -> NoReturn:
+    """Say where the model's successor and the trace's state first differ (the innermost field)."""
     i = step.index
     expected = {k: encode(v) for k, v in state_variables(model, successor).items()}
     for variable in sorted(set(expected) | set(step.raw), key=_order(step)):
@@ -110,10 +111,14 @@ def _differs(model, step: Step, successor) -> dict:
         if variable not in expected:
             raise ReplayFailed(i, f"step {i}: {step.label}: the model has no variable {variable}")
         if _normal(expected[variable]) != _normal(step.raw[variable]):
-            model_value = format_value(decode(expected[variable]), VALUE_LIMIT)
-            trace_value = format_value(step.values[variable], VALUE_LIMIT)
+            model_value, trace_value = decode(expected[variable]), step.values[variable]
+            path = ""
+            changes = value_changes(trace_value, model_value)
+            if len(changes) == 1 and ABSENT not in changes[0][1:]:
+                path, trace_value, model_value = changes[0]
             raise ReplayFailed(
-                i, f"step {i}: {step.label} leads to {variable} = {model_value}, but the trace has {trace_value}"
+                i, f"step {i}: {step.label} leads to {variable}{path} = {format_value(model_value, VALUE_LIMIT)}, "
+                   f"but the trace has {format_value(trace_value, VALUE_LIMIT)}"
             )
     raise ReplayFailed(i, f"step {i}: {step.label} does not lead to state {i}")  # pragma: no cover
 
