@@ -189,7 +189,8 @@ def _section(trace: Trace, step: Step, svg: str | None) -> str:
 def page(trace: Trace, model: Any = None) -> str:
     """The whole page as a string."""
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
-    policy = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{script_hash}'"
+    policy = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; "
+              "base-uri 'none'; form-action 'none'")
     steps = len(trace.steps)
     summary = trace.verdict or f"{steps} states"
     last = ' class="last"' if trace.verdict else ""

@@ -40,8 +40,8 @@ def output_format(path: str) -> str:
 
 
 def escape(text: Any) -> str:
-    """Text for a graphviz HTML-like label (or an HTML page): markup characters and quotes
-    as entities, control characters as visible escapes."""
+    """Text for a graphviz HTML-like label: markup characters, quotes and brackets as
+    entities, control characters as visible escapes."""
     text = str(text)
     text = "".join(c if c >= " " or c in "\n" else f"\\x{ord(c):02x}" for c in text)
     # brackets as entities too: dot misreads a "]" right after a closing tag
