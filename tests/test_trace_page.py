@@ -183,3 +183,15 @@ def test_html_output_must_be_html(capsys, tmp_path):
     trace.write_text(json.dumps({"vars": ["x"], "states": [{"x": 1}]}))
     code, _, err = run(capsys, "trace", "html", trace, "-o", tmp_path / "t.svg")
     assert (code, err) == (2, f"kraftcheck: error: trace html writes an .html file, not '{tmp_path / 't.svg'}'\n")
+
+
+def test_the_policy_stops_a_script_that_got_in(open_page, diehard_page, tmp_path):
+    """Defence in depth: were some trace text ever unescaped, its script still would not run."""
+    tampered = tmp_path / "tampered.html"
+    tampered.write_text(diehard_page.read_text().replace(
+        "<main>", "<main><script>document.title = 'ran'</script><img src=x onerror=\"document.title = 'ran'\">"))
+    open_, events = open_page
+    page = open_(tampered)
+    assert page.title() == "tests.models:diehard: NotFourGallons"
+    assert visible_step(page)["position"] == "step 0 of 6"  # the page's own script still runs
+    assert events == []
