@@ -46,6 +46,7 @@ def test_diehard_graph_counts():
         "strongly_connected_components": 1,  # every state can empty both jugs, and (0, 0) reaches all
         "largest_component": 16,
         "violating": 2,       # big = 4, with small 0 or 3
+        "violating_steps": 0,
         "deadlocks": 0,
     }
     assert (by_hand.number_of_nodes(), by_hand.number_of_edges(), nx.DiGraph(by_hand).number_of_edges()) == (16, 96, 74)
@@ -61,7 +62,7 @@ def test_graph_command_draws_and_reports(capsys, tmp_path):
         "16 states, 96 transitions (74 edges between distinct pairs of states), 1 initial\n"
         "depth 7 steps (the longest shortest path from an initial state), diameter 7\n"
         "1 strongly connected components, the largest of 16 states\n"
-        "2 states violate an invariant, 0 deadlocks\n"
+        "2 states violate an invariant, 0 transitions a step property, 0 deadlocks\n"
         f"wrote {out}\n"
     )
     root = ET.parse(out).getroot()
@@ -83,10 +84,51 @@ def test_graph_of_a_deadlocking_model_as_dot(capsys, tmp_path):
         "4 states, 3 transitions (3 edges between distinct pairs of states), 1 initial",
         "depth 3 steps (the longest shortest path from an initial state), diameter infinite (not strongly connected)",
         "4 strongly connected components, the largest of 1 states",
-        "0 states violate an invariant, 1 deadlocks",
+        "0 states violate an invariant, 0 transitions a step property, 1 deadlocks",
     ]
     source = out.read_text()
     assert source.startswith("digraph states {") and source.count("deadlock") == 1
+
+
+class Ratchet:
+    """A counter 0..3 that may also fall back to 0; the step property says it never decreases."""
+
+    actions = ["Up", "Reset"]
+
+    def __init__(self, config):
+        self.invariants = {"Small": lambda s: s < 3}
+        self.action_invariants = {"NeverDecreases": lambda s, a, t: t >= s}
+
+    def init_states(self):
+        return [0]
+
+    def successors(self, s):
+        if s < 3:
+            yield "Up", s + 1
+        yield "Reset", 0
+
+    def describe(self, s):
+        return {"n": s}
+
+
+def ratchet(config=None):
+    return Ratchet(config or {})
+
+
+def test_graph_marks_steps_that_violate_a_step_property(capsys, tmp_path):
+    out = tmp_path / "ratchet.svg"
+    code, stdout, _ = run(capsys, "graph", "--model", "tests.test_trace_cli:ratchet", "-o", out)
+    assert code == 0
+    assert stdout.splitlines()[:4] == [
+        "4 states, 7 transitions (7 edges between distinct pairs of states), 1 initial",
+        "depth 3 steps (the longest shortest path from an initial state), diameter 3",
+        "1 strongly connected components, the largest of 4 states",
+        "1 states violate an invariant, 3 transitions a step property, 0 deadlocks",
+    ]
+    root = ET.parse(out).getroot()
+    red = [g for g in root.iter(f"{SVG}g") if g.get("class") == "edge"
+           and any(p.get("stroke") == "#d7301f" for p in g.iter(f"{SVG}path"))]
+    assert sorted("".join(t.itertext()) for g in red for t in g.iter(f"{SVG}text") if t.text == "Reset") == ["Reset"] * 3
 
 
 def test_graph_refuses_big_configs(capsys, tmp_path):

@@ -2,7 +2,8 @@
 
 Every reachable state (after the model's symmetry reduction, as the engines count them) is
 a node; every transition an edge labelled with its action.  Initial states have a double
-border, states that violate an invariant are red and name it, deadlocks are grey.  The
+border, states that violate an invariant are red and name it, so are transitions that
+violate a step property; deadlocks are grey.  The
 exploration stops with a clear message beyond a node cap: a picture of thousands of states
 helps nobody.
 """
@@ -37,6 +38,8 @@ class StateGraph:
     initial: list[int] = field(default_factory=list)
     #: node -> names of the invariants it violates
     violations: dict[int, list[str]] = field(default_factory=dict)
+    #: (source, target, action label) -> names of the step properties the transition violates
+    step_violations: dict[tuple[int, int, str], list[str]] = field(default_factory=dict)
 
     @property
     def deadlocks(self) -> list[int]:
@@ -47,6 +50,7 @@ def explore_graph(model: Any, max_nodes: int = DEFAULT_MAX_NODES, label: str = "
     """Every reachable state and transition of ``model``; bad input beyond ``max_nodes`` states."""
     canonical = getattr(model, "canonical", None) or (lambda s: s)
     invariants = dict(getattr(model, "invariants", {}) or {})
+    step_properties = dict(getattr(model, "action_invariants", None) or {})
     graph = nx.MultiDiGraph()
     index: dict[Any, int] = {}
     states: list[Any] = []
@@ -80,7 +84,11 @@ def explore_graph(model: Any, max_nodes: int = DEFAULT_MAX_NODES, label: str = "
             target, new = node(successor)
             if new:
                 frontier.append(target)
-            graph.add_edge(source, target, key=_action_label(action))
+            key = _action_label(action)
+            graph.add_edge(source, target, key=key)
+            broken = [name for name, holds in step_properties.items() if not holds(states[source], action, successor)]
+            if broken:
+                result.step_violations[(source, target, key)] = broken
     return result
 
 
@@ -107,6 +115,7 @@ def graph_statistics(sg: StateGraph) -> dict[str, Any]:
         "strongly_connected_components": len(sccs),
         "largest_component": max((len(c) for c in sccs), default=0),
         "violating": len(sg.violations),
+        "violating_steps": len(sg.step_violations),
         "deadlocks": len(sg.deadlocks),
     }
 
@@ -121,7 +130,8 @@ def graph_summary(sg: StateGraph) -> list[str]:
         f"depth {s['depth']} steps (the longest shortest path from an initial state), diameter {diameter}",
         f"{s['strongly_connected_components']} strongly connected components, the largest of "
         f"{s['largest_component']} states",
-        f"{s['violating']} states violate an invariant, {s['deadlocks']} deadlocks",
+        f"{s['violating']} states violate an invariant, {s['violating_steps']} transitions a step property, "
+        f"{s['deadlocks']} deadlocks",
     ]
 
 
@@ -153,7 +163,13 @@ def graph_dot(sg: StateGraph, model: Any):
     for source, target, action in sg.graph.edges(keys=True):
         merged.setdefault((source, target), []).append(action)
     for (source, target), actions in merged.items():
-        dot.edge(f"n{source}", f"n{target}", label="<" + escape(", ".join(actions)) + ">")
+        broken = sorted({name for a in actions for name in sg.step_violations.get((source, target, a), [])})
+        label = escape(", ".join(actions))
+        if broken:
+            label += f'<BR/><B>violates {escape(", ".join(broken))}</B>'
+            dot.edge(f"n{source}", f"n{target}", label=f"<{label}>", color=BAD, fontcolor=BAD, penwidth="2")
+        else:
+            dot.edge(f"n{source}", f"n{target}", label=f"<{label}>")
     return dot
 
 
