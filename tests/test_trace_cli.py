@@ -61,8 +61,8 @@ def test_graph_command_draws_and_reports(capsys, tmp_path):
     assert stdout == (
         "16 states, 96 transitions (74 edges between distinct pairs of states), 1 initial\n"
         "depth 7 steps (the longest shortest path from an initial state), diameter 7\n"
-        "1 strongly connected components, the largest of 16 states\n"
-        "2 states violate an invariant, 0 transitions a step property, 0 deadlocks\n"
+        "1 strongly connected component, the largest of 16 states\n"
+        "2 states violating an invariant, 0 transitions violating a step property, 0 deadlocks\n"
         f"wrote {out}\n"
     )
     root = ET.parse(out).getroot()
@@ -83,8 +83,8 @@ def test_graph_of_a_deadlocking_model_as_dot(capsys, tmp_path):
     assert stdout.splitlines()[:4] == [
         "4 states, 3 transitions (3 edges between distinct pairs of states), 1 initial",
         "depth 3 steps (the longest shortest path from an initial state), diameter infinite (not strongly connected)",
-        "4 strongly connected components, the largest of 1 states",
-        "0 states violate an invariant, 0 transitions a step property, 1 deadlocks",
+        "4 strongly connected components, the largest of 1 state",
+        "0 states violating an invariant, 0 transitions violating a step property, 1 deadlock",
     ]
     source = out.read_text()
     assert source.startswith("digraph states {") and source.count("deadlock") == 1
@@ -122,8 +122,8 @@ def test_graph_marks_steps_that_violate_a_step_property(capsys, tmp_path):
     assert stdout.splitlines()[:4] == [
         "4 states, 7 transitions (7 edges between distinct pairs of states), 1 initial",
         "depth 3 steps (the longest shortest path from an initial state), diameter 3",
-        "1 strongly connected components, the largest of 4 states",
-        "1 states violate an invariant, 3 transitions a step property, 0 deadlocks",
+        "1 strongly connected component, the largest of 4 states",
+        "1 state violating an invariant, 3 transitions violating a step property, 0 deadlocks",
     ]
     root = ET.parse(out).getroot()
     red = [g for g in root.iter(f"{SVG}g") if g.get("class") == "edge"

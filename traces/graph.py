@@ -121,18 +121,22 @@ def graph_statistics(sg: StateGraph) -> dict[str, Any]:
 
 
 def graph_summary(sg: StateGraph) -> list[str]:
+    """The statistics in words, as ``kraftcheck graph`` prints them."""
     s = graph_statistics(sg)
-    diameter = (str(s["diameter"]) if s["diameter"] is not None
-                else "infinite (not strongly connected)")
+    diameter = str(s["diameter"]) if s["diameter"] is not None else "infinite (not strongly connected)"
     return [
-        f"{s['nodes']} states, {s['transitions']} transitions ({s['edges']} edges between distinct pairs of states), "
-        f"{s['initial']} initial",
-        f"depth {s['depth']} steps (the longest shortest path from an initial state), diameter {diameter}",
-        f"{s['strongly_connected_components']} strongly connected components, the largest of "
-        f"{s['largest_component']} states",
-        f"{s['violating']} states violate an invariant, {s['violating_steps']} transitions a step property, "
-        f"{s['deadlocks']} deadlocks",
+        f"{_n(s['nodes'], 'state')}, {_n(s['transitions'], 'transition')} "
+        f"({_n(s['edges'], 'edge')} between distinct pairs of states), {s['initial']} initial",
+        f"depth {_n(s['depth'], 'step')} (the longest shortest path from an initial state), diameter {diameter}",
+        f"{_n(s['strongly_connected_components'], 'strongly connected component')}, the largest of "
+        f"{_n(s['largest_component'], 'state')}",
+        f"{_n(s['violating'], 'state')} violating an invariant, {_n(s['violating_steps'], 'transition')} "
+        f"violating a step property, {_n(s['deadlocks'], 'deadlock')}",
     ]
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def graph_dot(sg: StateGraph, model: Any):
