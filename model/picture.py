@@ -92,6 +92,13 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True).replace("&#x27;", "&#39;").replace("[", "&#91;").replace("]", "&#93;")
 
 
+def _uuid(name: Any) -> str:
+    """A directory UUID, short: the model's names (``dir-3``, ``LOST``) as they are, a long
+    one (a real UUID's base64 or hex form) cut to its first 8 characters."""
+    text = str(name)
+    return _e(text if len(text) <= 12 else text[:8] + "…")
+
+
 def _bg(changed: bool, otherwise: str | None = None) -> str:
     colour = CHANGED if changed else otherwise
     return f' BGCOLOR="{colour}"' if colour else ""
@@ -130,9 +137,9 @@ def _directory(now: _View, before: _View | None, b: int, slot: int) -> str:
     state_text = {"HEALTHY": "online", "FAILED": "FAILED", "FAILED_ACKED": "FAILED (acked)"}.get(state, state)
     if healthy and now.at("brokerStatus", b) == "OFF":
         state_text = "healthy, broker off"
-    title = f'<B>{_e(uuid)}</B> <FONT POINT-SIZE="9">slot {slot}</FONT> {_e(state_text)}'
+    title = f'<B>{_uuid(uuid)}</B> <FONT POINT-SIZE="9">slot {slot}</FONT> {_e(state_text)}'
     if not healthy:
-        title = f'<S>{_e(uuid)}</S> <FONT POINT-SIZE="9">slot {slot}</FONT> <B>{_e(state_text)}</B>'
+        title = f'<S>{_uuid(uuid)}</S> <FONT POINT-SIZE="9">slot {slot}</FONT> <B>{_e(state_text)}</B>'
     # the controller's opinion of this directory, when it disagrees
     registered = now.at("onlineDirs", b) or []
     if now.at("brokerEpoch", b) and registered:
@@ -167,7 +174,7 @@ def _replica(now: _View, before: _View | None, b: int, slot: int, p: int) -> str
         assigned = now.assigned_dir(p, b)
         here = now.at("dirIds", b, slot)
         if assigned is not None and assigned != here:
-            marks.append(f'<FONT COLOR="{WRONG}">controller: {_e(assigned)}</FONT>')
+            marks.append(f'<FONT COLOR="{WRONG}">controller: {_uuid(assigned)}</FONT>')
     text = f"<B>p{_e(p)}</B>" + (f" {' '.join(marks)}" if marks else "")
     return f"&#91;{text}&#93;"
 
@@ -180,7 +187,7 @@ def _queued(now: _View, before: _View | None, b: int) -> str:
             return ""
         return (f'<TR><TD ALIGN="LEFT"{_bg(True)}><FONT POINT-SIZE="9">to tell the controller: nothing'
                 "</FONT></TD></TR>")
-    text = ", ".join(f"p{p} in {_e(d)}" for p, d in items)
+    text = ", ".join(f"p{p} in {_uuid(d)}" for p, d in items)
     return f'<TR><TD ALIGN="LEFT"{_bg(changed)}><FONT POINT-SIZE="9">to tell the controller: {text}</FONT></TD></TR>'
 
 
@@ -205,7 +212,7 @@ def _controller_view(now: _View, before: _View | None, b: int) -> str:
         actual = now.online(b)
         shown = []
         for d in registered:
-            shown.append(_e(d) if d in actual else f'<FONT COLOR="{WRONG}">{_e(d)}</FONT>')
+            shown.append(_uuid(d) if d in actual else f'<FONT COLOR="{WRONG}">{_uuid(d)}</FONT>')
         dirs_text = ", ".join(shown) if shown else "none registered"
         lines.append((f"online: {dirs_text}", _differs(now, before, "onlineDirs", b)))
     rows = "".join(f'<TR><TD ALIGN="LEFT"{_bg(c)}>{text}</TD></TR>' for text, c in lines)
@@ -226,7 +233,7 @@ def _partitions(now: _View, before: _View | None) -> str:
             if leader != NO_LEADER and (now.at("fenced", leader) or now.at("brokerStatus", leader) != "RUNNING"):
                 leader_text = f'<FONT COLOR="{WRONG}">{leader_text} ({"fenced" if now.at("fenced", leader) else "not running"})</FONT>'
             isr = ", ".join(f"b{_e(r)}" for r in part.get("isr") or [])
-            placed = ", ".join(f"b{r} in {_e(d)}" for r, d in zip(now.replicas(p), part.get("dirs") or []))
+            placed = ", ".join(f"b{r} in {_uuid(d)}" for r, d in zip(now.replicas(p), part.get("dirs") or []))
             text = (f"<B>p{p}</B>  {leader_text}  ISR {{{isr}}}  replicas: {placed}"
                     f'  <FONT POINT-SIZE="9">leader epoch {_e(part.get("leaderEpoch"))},'
                     f' partition epoch {_e(part.get("partitionEpoch"))}</FONT>')
