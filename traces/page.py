@@ -133,9 +133,12 @@ def step_svgs(trace: Trace, model: Any) -> list[str] | None:
 
 
 def _inline(svg: str) -> str:
+    """An SVG document as an element of the page: no prologue, comments or ids (every step's
+    picture would repeat graphviz's ``graph0``, ``node1``)."""
     start = svg.find("<svg")
     svg = svg[start:] if start >= 0 else svg
-    return re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    return re.sub(r'(<g) id="[^"]*"', r"\1", svg)
 
 
 def _changes(trace: Trace, step: Step) -> str:
