@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,6 +61,7 @@ def kafka_traces() -> dict[str, list[Path]]:
     from kraftcheck.traces.counterexample import write_counterexample
 
     root = Path(tempfile.mkdtemp(prefix="kraftcheck-traces-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     traces = {}
     for mutant in sorted(MUTANTS):
         path = CONFIGS / f"{MUTANT_CONFIGS.get(mutant, 'ci')}.toml"
