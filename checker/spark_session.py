@@ -14,6 +14,7 @@ import re
 import socket
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -134,6 +135,8 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
     """Start (or join) the session for ``master``; ConfigError when it cannot be reached."""
     master = resolve_master(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # pyspark warns about pandas versions it has not been tested with; the engine uses Arrow only
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\.")
 
     if master is not None and master.startswith("sc://"):
         return _connect(master)
@@ -164,7 +167,7 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
 
     builder = SparkSession.builder.master(master).appName(app_name)
     builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-    builder = builder.config("spark.log.level", "ERROR")
+    builder = builder.config("spark.log.level", "ERROR").config("spark.locality.wait", "0s")
     if loopback:
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
         builder = builder.config("spark.driver.host", LOOPBACK).config("spark.driver.bindAddress", LOOPBACK)

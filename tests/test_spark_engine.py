@@ -1,0 +1,167 @@
+"""The Spark engine against the local engine on toy models: the same figures, traces that replay.
+
+One local[2] session serves the whole module (the engine uses a running session and leaves
+it running), so each check costs its levels, not a JVM start.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pytest
+
+from kraftcheck.checker.bfs import explore
+from kraftcheck.checker.config import CheckConfig, build_model
+from tests.spark_helpers import assert_same, loopback_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::FutureWarning")]
+
+
+@pytest.fixture(scope="module")
+def spark(monkeypatch_module):
+    from kraftcheck.checker.spark_session import open_session
+
+    for key, value in loopback_env().items():
+        monkeypatch_module.setenv(key, value)
+    handle = open_session("local[2]")
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def both(spark, model_ref: str, settings: dict | None = None, **options):
+    from kraftcheck.checker.spark import explore_spark
+
+    config = CheckConfig(model=model_ref, settings=dict(settings or {}))
+    local = explore(build_model(config), **options)
+    remote = explore_spark(config, master="local[2]", **options)
+    assert_same(local, remote, build_model(config))
+    return local, remote
+
+
+CASES = {
+    "diehard": ("tests.models:diehard", {}, {}),
+    "diehard-continue": ("tests.models:diehard", {}, {"stop_on_violation": False}),
+    "countdown-deadlock": ("tests.models:countdown", {"start": 4}, {}),
+    "countdown-no-deadlock": ("tests.models:countdown", {"start": 3}, {"check_deadlock": False}),
+    "two-starts": ("tests.models:two_starts", {}, {}),
+    "counters": ("tests.models:counters", {"n": 3, "limit": 3}, {}),
+    "counters-depth-bound": ("tests.models:counters", {"n": 3, "limit": 3}, {"max_depth": 4}),
+    "counters-depth-bound-at-depth": ("tests.models:counters", {"n": 2, "limit": 2}, {"max_depth": 5}),
+    "steps": ("tests.test_spark_engine:steps", {}, {}),
+    "symmetric": ("tests.test_spark_engine:symmetric", {}, {"check_deadlock": False}),
+    "named-tuples": ("tests.test_spark_engine:named_tuples", {}, {}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_same_figures_as_the_local_engine(spark, case):
+    model_ref, settings, options = CASES[case]
+    both(spark, model_ref, settings, **options)
+
+
+def test_diehard_exact_figures(spark):
+    _, r = both(spark, "tests.models:diehard")
+    assert (r.distinct_states, r.generated_states, r.depth) == (14, 73, 7)
+    [cx] = r.violations
+    assert cx.name == "NotFourGallons" and cx.length == 7 and cx.trace[-1][1][1] == 4
+    assert len(r.level_seconds) == 7
+
+
+def test_max_states_bound_is_incomplete(spark):
+    from kraftcheck.checker.spark import explore_spark
+
+    r = explore_spark(CheckConfig(model="tests.models:counters"), master="local[2]", max_states=10)
+    assert r.verdict == "incomplete" and r.stopped_by == "max_states" and r.distinct_states == 10
+
+
+def test_progress_has_one_line_per_level(spark, capsys):
+    from kraftcheck.checker.spark import explore_spark
+
+    seen = []
+    explore_spark(CheckConfig(model="tests.models:countdown", settings={"start": 2}), master="local[2]",
+                  progress=seen.append)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("level ")]
+    assert [line.split(",")[0] for line in lines] == ["level 1: frontier 1", "level 2: frontier 1", "level 3: frontier 1"]
+    assert "distinct 3" in lines[-1] and lines[-1].endswith(" s")
+    assert [p.distinct_states for p in seen] == [1, 2, 3]
+
+
+# ---------------------------------------------------------------- models only these tests need
+
+
+class _Steps:
+    """A counter 0..3 whose step property forbids going from 2 to 3; also an invariant that fails later."""
+
+    actions = ["Up", "Reset"]
+
+    def __init__(self):
+        self.invariants = {"BelowThree": lambda s: s < 3}
+        self.action_invariants = {"NoTwoToThree": lambda s, a, t: not (s == 2 and t == 3)}
+
+    def init_states(self):
+        return [0]
+
+    def successors(self, s):
+        if s < 3:
+            yield "Up", s + 1
+        yield "Reset", 0
+
+
+def steps(config=None):
+    return _Steps()
+
+
+class _Symmetric:
+    """Three interchangeable counters 0..2: canonical() sorts them."""
+
+    invariants = {"Small": lambda s: sum(s) <= 6}
+
+    def init_states(self):
+        return [(0, 0, 0)]
+
+    def successors(self, s):
+        for i in range(3):
+            if s[i] < 2:
+                yield ("Inc", i), s[:i] + (s[i] + 1,) + s[i + 1 :]
+
+    def canonical(self, s):
+        return tuple(sorted(s))
+
+
+def symmetric(config=None):
+    return _Symmetric()
+
+
+class Jugs(NamedTuple):
+    small: int
+    big: int
+
+
+class _NamedJugs:
+    """The Die Hard jugs with NamedTuple states: pickled, not marshalled, for transport."""
+
+    def __init__(self):
+        self.invariants = {"NotFour": lambda s: s.big != 4}
+
+    def init_states(self):
+        return [Jugs(0, 0)]
+
+    def successors(self, s):
+        yield "FillSmall", s._replace(small=3)
+        yield "FillBig", s._replace(big=5)
+        yield "EmptySmall", s._replace(small=0)
+        yield "EmptyBig", s._replace(big=0)
+        pour = min(s.small, 5 - s.big)
+        yield "SmallToBig", Jugs(s.small - pour, s.big + pour)
+        pour = min(s.big, 3 - s.small)
+        yield "BigToSmall", Jugs(s.small + pour, s.big - pour)
+
+
+def named_tuples(config=None):
+    return _NamedJugs()
