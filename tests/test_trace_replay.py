@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kraftcheck.model import MUTANTS
-from tests.trace_helpers import CONFIGS, MUTANT_CONFIGS, kraftcheck, run
+from tests.trace_helpers import CONFIGS, kraftcheck, mutant_config, run
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +137,7 @@ def mutant_traces(tmp_path_factory):
     root = tmp_path_factory.mktemp("mutants")
     directories = {}
     for mutant in sorted(MUTANTS):
-        config = MUTANT_CONFIGS.get(mutant, "ci")
+        config = mutant_config(mutant)
         directory = root / mutant
         p = kraftcheck("check", CONFIGS / f"{config}.toml", "--set", f"mutant={mutant}", "--trace-dir", directory,
                        "--quiet")

@@ -14,24 +14,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "spec" / "configs"
 
-#: mutant -> the smallest config of spec/configs that catches it (as in the Kafka model's tests)
-MUTANT_CONFIGS = {
-    "skip_epoch_check": "epochgate",
-    "stale_offline_dirs": "epochgate",
-    "accept_older_registration": "epochgate",
-    "elect_ignoring_dirs": "alterreplicastate",
-    "no_dirs_all_offline": "legacy",
-    "reserved_uuids": "uuids",
-    "unfence_before_assigned": "alterreplicastate",
-    "recreate_elsewhere": "moves",
-    "foreign_offline_dirs": "designated",
-    "designated_with_leader": "designated",
-    "no_revert_on_dest_failure": "moves",
-    "keep_source_after_promotion": "moves",
-    "fenced_leader_kept": "epochgate",
-    "keep_offline_replica_in_isr": "designated",
-    "unfence_without_election": "epochgate",
-}
+def mutant_config(mutant: str) -> str:
+    """The smallest config of spec/configs that catches ``mutant``: the one the Kafka model's
+    tests name (``ci``, which has every feature on, for a mutant they do not list)."""
+    from tests.test_kafka_model import CAUGHT
+
+    return CAUGHT[mutant][0] if mutant in CAUGHT else "ci"
 
 
 def kraftcheck(*args, cwd=REPO) -> subprocess.CompletedProcess:
@@ -64,7 +52,7 @@ def kafka_traces() -> dict[str, list[Path]]:
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     traces = {}
     for mutant in sorted(MUTANTS):
-        path = CONFIGS / f"{MUTANT_CONFIGS.get(mutant, 'ci')}.toml"
+        path = CONFIGS / f"{mutant_config(mutant)}.toml"
         config = load_config(str(path), None, [f"mutant={mutant}"])
         model = make_model(config.settings)
         result = explore(model, check_deadlock=False)
