@@ -111,7 +111,7 @@ def _is_loopback(host: str) -> bool:
 
 def _check_reachable(url: str, default_port: int) -> tuple[str, bool]:
     """Raise ConfigError unless some host:port of ``url`` accepts a TCP connection; return (host, loopback)."""
-    parts = urlsplit(url)
+    parts = urlsplit(url.split(";", 1)[0].replace("sc://", "tcp://", 1))
     hosts = parts.netloc.split(",")  # spark://host1:port1,host2:port2 (standby masters)
     errors = []
     first_host = None
@@ -182,7 +182,7 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
 
 
 def _connect(url: str) -> SparkHandle:
-    host, _ = _check_reachable(url.split(";", 1)[0].replace("sc://", "tcp://", 1), 15002)
+    _check_reachable(url, 15002)
     try:
         from pyspark.sql import SparkSession
 

@@ -1,0 +1,124 @@
+"""The Spark engine through the command line: summaries and traces, a failing task, a bad master, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.spark_helpers import REPO, alive, descendants, free_port, loopback_env
+
+pytestmark = pytest.mark.slow
+
+
+def kraftcheck(*args, env=None, timeout=600):
+    return subprocess.run(
+        [sys.executable, "-m", "kraftcheck.checker.cli", *args],
+        capture_output=True, text=True, cwd=REPO, timeout=timeout, env=env or loopback_env(),
+    )
+
+
+def test_summary_and_trace_equal_the_local_engines(tmp_path):
+    summaries = {}
+    for engine in ("local", "spark"):
+        out = tmp_path / engine
+        p = kraftcheck("check", "--model", "tests.models:diehard", "--engine", engine, "--spark-master", "local[2]",
+                       "--json", str(out / "summary.json"), "--trace-dir", str(out))
+        assert p.returncode == 12, p.stderr
+        summaries[engine] = json.loads((out / "summary.json").read_text())
+    local, spark = summaries["local"], summaries["spark"]
+    assert spark["engine"] == "spark" and local["engine"] == "local"
+    for key in ("verdict", "distinct_states", "generated_states", "depth", "stopped_by", "never_enabled"):
+        assert spark[key] == local[key], key
+    assert set(spark) == set(local)
+    assert len(spark["level_seconds"]) == spark["depth"] == 7
+    [v] = spark["violations"]
+    assert (v["invariant"], v["length"]) == ("NotFourGallons", 7)
+    trace = json.loads(Path(v["trace"]).read_text())
+    assert len(trace["states"]) == 7 and trace["states"][-1]["big"] == 4
+
+
+def test_one_line_per_level_on_stderr():
+    p = kraftcheck("check", "--model", "tests.models:countdown", "--set", "start=2", "--engine", "spark",
+                   "--spark-master", "local[1]")
+    assert p.returncode == 11, p.stderr
+    levels = [line for line in p.stderr.splitlines() if line.startswith("level ")]
+    assert len(levels) == 3 and levels[-1].startswith("level 3: frontier 1, distinct 3, ")
+    assert "Traceback" not in p.stderr
+
+
+def test_quiet_prints_no_levels():
+    p = kraftcheck("check", "--model", "tests.models:countdown", "--engine", "spark", "--spark-master", "local[1]",
+                   "--quiet", "--no-deadlock")
+    assert p.returncode == 0, p.stderr
+    assert not [line for line in p.stderr.splitlines() if line.startswith("level ")]
+
+
+def test_a_task_that_fails_once_is_retried_and_changes_nothing(tmp_path):
+    marker = tmp_path / "failed-once"
+    summary = tmp_path / "summary.json"
+    p = kraftcheck("check", "--model", "tests.models:counters", "--engine", "spark", "--spark-master", "local[2]",
+                   "--json", str(summary), "--quiet", env=loopback_env(KRAFTCHECK_SPARK_FAIL_ONCE=str(marker)))
+    assert p.returncode == 0, p.stderr
+    assert marker.is_file()  # a task did fail
+    data = json.loads(summary.read_text())
+    assert (data["distinct_states"], data["generated_states"], data["depth"]) == (64, 289, 10)
+    assert data["coverage"]["Inc"]["generated"] == 144
+
+
+@pytest.mark.parametrize("scheme", ["spark", "sc"])
+def test_unreachable_master_is_one_line_and_exit_2(scheme):
+    url = f"{scheme}://127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    p = kraftcheck("check", "--model", "tests.models:diehard", "--engine", "spark", "--spark-master", url, timeout=120)
+    assert time.monotonic() - started < 60
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == [p.stderr.strip()]
+    assert p.stderr.startswith(f"kraftcheck: error: cannot reach Spark master {url}")
+
+
+def test_bad_local_master_is_exit_2():
+    p = kraftcheck("check", "--model", "tests.models:diehard", "--engine", "spark", "--spark-master", "local[two]")
+    assert p.returncode == 2 and "bad local master" in p.stderr
+
+
+def test_ctrl_c_stops_the_job_and_leaves_no_process(tmp_path):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kraftcheck.checker.cli", "check", "--model", "tests.models:counters",
+         "--set", "n=5", "--set", "limit=6", "--engine", "spark", "--spark-master", "local[2]",
+         "--trace-dir", str(tmp_path)],
+        cwd=REPO, env=loopback_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    levels = threading.Event()
+    err: list[str] = []
+
+    def read_stderr():
+        for line in process.stderr:
+            err.append(line)
+            if line.startswith("level 3:"):
+                levels.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    try:
+        assert levels.wait(300), "".join(err)
+        spawned = descendants(process.pid)
+        assert spawned, "Spark started no process"
+        process.send_signal(signal.SIGINT)
+        assert process.wait(60) == 130
+        reader.join(10)
+        assert "kraftcheck: error: interrupted" in "".join(err)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(alive(pid) for pid in spawned):
+            time.sleep(0.5)
+        assert not [pid for pid in spawned if alive(pid)]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
