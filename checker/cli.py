@@ -146,7 +146,7 @@ def run_check(args) -> int:
         if reporter is not None:
             reporter.close()
     trace_paths = write_traces(model, config, result, trace_dir)
-    report(result, trace_paths, quiet=args.quiet, out=out)
+    report(model, result, trace_paths, quiet=args.quiet, out=out)
     if args.json:
         from kraftcheck.traces.itf import write_json_atomically
 
@@ -209,14 +209,17 @@ def json_summary(result: Result, config: CheckConfig, options: dict, trace_paths
     return summary
 
 
-def _describe_action(action) -> str:
+def _describe_action(model, action) -> str:
     if action is None:
         return "Init"
+    describe_action = getattr(model, "describe_action", None)
+    if describe_action is not None:
+        return describe_action(action)
     params = action_params(action)
     return action_name(action) + (f"({', '.join(map(str, params))})" if params else "")
 
 
-def report(result: Result, trace_paths: dict[str, str], *, quiet: bool, out) -> None:
+def report(model, result: Result, trace_paths: dict[str, str], *, quiet: bool, out) -> None:
     from kraftcheck.traces.render import svg_path_for
 
     for cx in result.counterexamples:
@@ -228,7 +231,7 @@ def report(result: Result, trace_paths: dict[str, str], *, quiet: bool, out) -> 
         print(f"error: {what}; shortest trace: {cx.length} states", file=out)
         if not quiet:
             for i, (action, _) in enumerate(cx.trace, start=1):
-                print(f"  {i:>3}  {_describe_action(action)}", file=out)
+                print(f"  {i:>3}  {_describe_action(model, action)}", file=out)
         print(f"  trace: {trace_paths[cx.name]}", file=out)
         picture = svg_path_for(trace_paths[cx.name])
         if picture.is_file():

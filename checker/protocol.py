@@ -29,6 +29,8 @@ class Model(Protocol):
 # Optional members, looked up with getattr:
 #   canonical(state) -> state        symmetry reduction (identity when absent)
 #   describe(state) -> dict          readable form of a state for traces
+#   describe_action(action) -> str   readable label of an action for reports and traces
+#                                    (recorded as "label" in each trace state's #meta)
 #   actions -> list[str]             every action name the model can take (for coverage)
 #   mutants -> dict[str, str]        name -> one-line description of each known-bug switch
 #   action_invariants -> dict[str, Callable[[state, action, next_state], bool]]

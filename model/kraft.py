@@ -1053,9 +1053,22 @@ class KRaftJBOD:
     # -----------------------------------------------------------------------------------------
     # Readable states
     # -----------------------------------------------------------------------------------------
+    def describe_action(self, action) -> str:
+        """An action as a reader of a trace wants it: brokers, partitions and messages by name."""
+        name, *params = action
+        if name == "BrokerStarts":
+            b, fates = params
+            fate_names = {REPAIRED: "repaired", REPLACED: "replaced"}
+            said = [f"slot {i} {fate_names.get(fate, 'formatted as ' + uuid_name(fate))}" for i, fate in fates]
+            return f"BrokerStarts(b{b}{', ' if said else ''}{', '.join(said)})"
+        if params and isinstance(params[0], tuple):  # a message delivered or lost
+            return f"{name}({message_label(params[0])})"
+        kinds = _PARAM_KINDS.get(name, ())
+        shown = [f"{kind}{value}" if kind in ("b", "p") else f"slot {value}" for kind, value in zip(kinds, params)]
+        return f"{name}({', '.join(shown)})" if shown else name
+
     def describe(self, s) -> dict:
-        def name(d):
-            return "NONE" if d == NONE else uuid_name(d)
+        name = _dir_name
 
         def part_view(part):
             if part is None:
@@ -1067,20 +1080,6 @@ class KRaftJBOD:
                 "leaderEpoch": part[LEADER_EPOCH],
                 "partitionEpoch": part[PARTITION_EPOCH],
             }
-
-        def message_view(m):
-            kind = MESSAGE_NAMES[m[0]]
-            if m[0] == REGISTER:
-                return f"{kind}(b{m[1]}, epoch {m[2]}, dirs {[name(d) for d in m[3]]})"
-            if m[0] in (HEARTBEAT, HEARTBEAT_RESPONSE):
-                return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[name(d) for d in m[3]]})"
-            if m[0] == ASSIGN:
-                return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {name(m[4])})"
-            if m[0] == ASSIGN_RESPONSE:
-                return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {name(m[4])}, {'ok' if m[5] else 'error'})"
-            if m[0] == REGISTER_RESPONSE:
-                return f"{kind}(b{m[1]}, epoch {m[2]}, {'ok' if m[3] else 'rejected'})"
-            return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]})"
 
         return {
             "brokerStatus": [STATUS_NAMES[x] for x in s[STATUS]],
@@ -1094,12 +1093,49 @@ class KRaftJBOD:
             "fenced": list(s[FENCED]),
             "onlineDirs": [[name(d) for d in dirs] for dirs in s[ONLINE_DIRS]],
             "partition": [part_view(part) for part in s[PARTITION]],
-            "network": [message_view(m) for m in s[NETWORK]],
+            "network": [message_label(m) for m in s[NETWORK]],
             "nextUuid": name(s[NEXT_UUID]),
             "dirFailures": s[DIR_FAILURES],
             "lostMessages": s[LOST_MESSAGES],
             "movesStarted": s[MOVES_STARTED],
         }
 
+
+def _dir_name(d) -> str:
+    return "NONE" if d == NONE else uuid_name(d)
+
+
+def message_label(m: tuple) -> str:
+    """A message in flight as a trace shows it: ``Heartbeat(b0, epoch 1, offline [dir-1])``."""
+    kind = MESSAGE_NAMES[m[0]]
+    if m[0] == REGISTER:
+        return f"{kind}(b{m[1]}, epoch {m[2]}, dirs {[_dir_name(d) for d in m[3]]})"
+    if m[0] in (HEARTBEAT, HEARTBEAT_RESPONSE):
+        return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[_dir_name(d) for d in m[3]]})"
+    if m[0] == ASSIGN:
+        return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {_dir_name(m[4])})"
+    if m[0] == ASSIGN_RESPONSE:
+        return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {_dir_name(m[4])}, {'ok' if m[5] else 'error'})"
+    if m[0] == REGISTER_RESPONSE:
+        return f"{kind}(b{m[1]}, epoch {m[2]}, {'ok' if m[3] else 'rejected'})"
+    return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]})"
+
+
+#: What the integer parameters of the actions that take no message are: broker, partition, slot.
+_PARAM_KINDS = {
+    "BrokerSendsRegistration": ("b",),
+    "BrokerCrashes": ("b",),
+    "BrokerFailsDir": ("b", "slot"),
+    "BrokerSendsHeartbeat": ("b",),
+    "BrokerConsumesMetadata": ("b", "p"),
+    "BrokerSendsAssignment": ("b", "p"),
+    "BrokerShutsDownOnDirFailureTimeout": ("b",),
+    "BrokerStartsMove": ("b", "p", "slot"),
+    "BrokerFutureCaughtUp": ("b", "p"),
+    "BrokerSendsAlterReplicaState": ("b", "p"),
+    "ControllerFencesExpiredBroker": ("b",),
+    "ControllerCreatesPartition": ("p",),
+    "AdminElectsDesignatedLeader": ("p", "b"),
+}
 
 _INDEX = {name: i for i, name in enumerate(VARIABLES)}

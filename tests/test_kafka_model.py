@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from kraftcheck.checker.bfs import explore
 from kraftcheck.model import MUTANTS, make_model
 from kraftcheck.model.config import KNOWN
+from kraftcheck.model.kraft import REPAIRED, REPLACED
 
 
 def config(name: str) -> dict:
@@ -246,3 +247,31 @@ def test_successors_are_deterministic_and_states_plain():
         action, state = steps[rng.randrange(len(steps))]
         seen_actions.add(action[0])
     assert len(seen_actions) > 10
+
+
+def test_stale_heartbeat_counterexample_reads_as_a_story():
+    """The skip_epoch_check trace, action by action as a reader sees it: broker 0's heartbeat
+    from its first incarnation reaches the controller after the broker re-registered."""
+    result = check("epochgate", mutant="skip_epoch_check")
+    model = make_model(dict(config("epochgate"), mutant="skip_epoch_check"))
+    trace = next(v for v in result.violations if v.name == "StaleEpochChangesNothing").trace
+    assert [model.describe_action(a) for a, _ in trace[1:]] == [
+        "BrokerStarts(b0)",
+        "BrokerSendsRegistration(b0)",
+        "ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, epoch 1, ok))",
+        "BrokerSendsHeartbeat(b0)",
+        "BrokerCrashes(b0)",
+        "BrokerStarts(b0)",
+        "BrokerSendsRegistration(b0)",
+        "ControllerHandlesRegistration(Register(b0, epoch 2, dirs ['dir-0', 'dir-1']))",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+    ]
+
+
+def test_describe_action_names_restart_fates_and_slots():
+    model = make_model(config("ci"))
+    assert model.describe_action(("BrokerStarts", 1, ((0, REPAIRED), (1, REPLACED)))) == (
+        "BrokerStarts(b1, slot 0 repaired, slot 1 replaced)")
+    assert model.describe_action(("BrokerFailsDir", 0, 1)) == "BrokerFailsDir(b0, slot 1)"
+    assert model.describe_action(("AdminElectsDesignatedLeader", 0, 1)) == "AdminElectsDesignatedLeader(p0, b1)"

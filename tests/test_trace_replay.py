@@ -168,13 +168,14 @@ def test_every_trace_of_every_mutant_replays(capsys, mutant_traces, mutant):
 def test_an_edited_kafka_trace_is_rejected(capsys, mutant_traces, tmp_path):
     path = mutant_traces["skip_epoch_check"] / "epochgate_StaleEpochChangesNothing.itf.json"
     document = json.loads(path.read_text())
-    assert document["states"][1]["#meta"] == {"index": 1, "action": "BrokerStarts", "params": [0, {"#tup": []}]}
+    assert document["states"][1]["#meta"] == {
+        "index": 1, "action": "BrokerStarts", "params": [0, {"#tup": []}], "label": "BrokerStarts(b0)"}
     assert document["states"][1]["incarnation"] == [1]
     document["states"][1]["incarnation"] = [2]
     out_path = tmp_path / "edited.itf.json"
     out_path.write_text(json.dumps(document))
     code, out, _ = run(capsys, "trace", "replay", out_path)
-    assert (code, out) == (1, "invalid: step 1: BrokerStarts(0, <<>>) leads to incarnation[0] = 1, "
+    assert (code, out) == (1, "invalid: step 1: BrokerStarts(b0) leads to incarnation[0] = 1, "
                               "but the trace has 2\n")
 
 

@@ -23,16 +23,21 @@ def state_variables(model: Any, state: Any) -> dict[str, Any]:
     return dict(describe(state))
 
 
-def step_meta(action: Any) -> dict[str, Any]:
-    """The ``#meta`` entries for the action that led to a state."""
+def step_meta(action: Any, model: Any = None) -> dict[str, Any]:
+    """The ``#meta`` entries for the action that led to a state: its name, its parameters,
+    and the model's readable label for it when the model has ``describe_action``."""
     if action is None:
         return {"action": INIT_ACTION}
-    return {"action": action_name(action), "params": [encode(p) for p in action_params(action)]}
+    meta = {"action": action_name(action), "params": [encode(p) for p in action_params(action)]}
+    describe_action = getattr(model, "describe_action", None)
+    if describe_action is not None:
+        meta["label"] = describe_action(action)
+    return meta
 
 
 def counterexample_document(model: Any, counterexample: Counterexample, meta: dict[str, Any]) -> dict[str, Any]:
     states = [state_variables(model, state) for _, state in counterexample.trace]
-    steps = [step_meta(action) for action, _ in counterexample.trace]
+    steps = [step_meta(action, model) for action, _ in counterexample.trace]
     return trace_document(
         states,
         steps,

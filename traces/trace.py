@@ -44,7 +44,10 @@ class Step:
 
     @property
     def label(self) -> str:
-        """The action as a reader sees it: ``Name(p1, p2)``, or ``step i`` when unknown."""
+        """The action as a reader sees it: the model's own label when the trace records one,
+        else ``Name(p1, p2)``, or ``step i`` when unknown."""
+        if isinstance(self.meta.get("label"), str):
+            return self.meta["label"]
         if self.action is None:
             return f"step {self.index}"
         arguments = [format_value(p) for p in self.params] + [f"{k}={format_value(v)}" for k, v in self.picks.items()]
