@@ -1,0 +1,168 @@
+"""The Spark engine on real Spark servers on loopback: a standalone master with one worker, and a
+Spark Connect server, each started from the pyspark package and stopped by process id."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from tests.spark_helpers import REPO, alive, descendants, free_port, loopback_env, spark_home
+
+pytestmark = pytest.mark.slow
+
+START_TIMEOUT_S = 180
+
+
+def _start(args: list[str], log_path) -> subprocess.Popen:
+    log = open(log_path, "w")
+    # spark-class and spark-submit exec java: the process id is the JVM's
+    return subprocess.Popen(args, env=loopback_env(), stdout=log, stderr=subprocess.STDOUT, cwd=REPO,
+                            stdin=subprocess.DEVNULL)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    below = descendants(process.pid)
+    process.terminate()
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(alive(pid) for pid in below):
+        time.sleep(0.5)
+    for pid in below:
+        if alive(pid):
+            os.kill(pid, 9)
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, log_path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the server exited with {process.returncode}:\n{open(log_path).read()[-3000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2):
+                return
+        except OSError:
+            time.sleep(1)
+    pytest.fail(f"nothing listens on 127.0.0.1:{port} after {START_TIMEOUT_S} s")
+
+
+def kraftcheck(*args):
+    return subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", *args], capture_output=True, text=True,
+                          cwd=REPO, timeout=900, env=loopback_env())
+
+
+def check_both(tmp_path, master: str, *args: str) -> tuple[dict, dict, subprocess.CompletedProcess]:
+    summaries = {}
+    spark_run = None
+    for engine in ("local", "spark"):
+        out = tmp_path / engine
+        p = kraftcheck("check", *args, "--engine", engine, "--spark-master", master, "--json", str(out / "s.json"),
+                       "--trace-dir", str(out), "--quiet")
+        assert p.returncode in (0, 3, 11, 12), p.stderr
+        summaries[engine] = json.loads((out / "s.json").read_text())
+        spark_run = p
+    local, spark = summaries["local"], summaries["spark"]
+    for key in ("verdict", "distinct_states", "generated_states", "depth"):
+        assert spark[key] == local[key], key
+    assert [(v["invariant"], v["length"]) for v in spark["violations"]] == [
+        (v["invariant"], v["length"]) for v in local["violations"]]
+    assert {a: c["generated"] for a, c in spark["coverage"].items()} == {
+        a: c["generated"] for a, c in local["coverage"].items()}
+    assert spark["engine"] == "spark"
+    return local, spark, spark_run
+
+
+# ---------------------------------------------------------------- standalone
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory):
+    logs = tmp_path_factory.mktemp("standalone")
+    spark_class = os.path.join(spark_home(), "bin", "spark-class")
+    port, ui, worker_ui = free_port(), free_port(), free_port()
+    master = _start([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                     "--port", str(port), "--webui-port", str(ui)], logs / "master.log")
+    worker = None
+    try:
+        _wait_for_port(port, master, logs / "master.log")
+        worker = _start([spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                         "--webui-port", str(worker_ui), "--cores", "2", "--memory", "2g",
+                         f"spark://127.0.0.1:{port}"], logs / "worker.log")
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as response:
+                    if any(w.get("state") == "ALIVE" for w in json.load(response).get("workers", [])):
+                        break
+            except OSError:
+                pass
+            time.sleep(1)
+        else:
+            pytest.fail(f"no worker registered:\n{(logs / 'worker.log').read_text()[-3000:]}")
+        yield f"spark://127.0.0.1:{port}", ui
+    finally:
+        if worker is not None:
+            _stop(worker)
+        _stop(master)
+
+
+def test_standalone_cluster_same_answers(standalone, tmp_path):
+    url, ui = standalone
+    _, spark, _ = check_both(tmp_path, url, "--model", "tests.models:diehard")
+    assert (spark["distinct_states"], spark["depth"], spark["violations"][0]["length"]) == (14, 7, 7)
+    # the master ran the search as an application, on its worker's cores
+    with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as response:
+        apps = json.load(response)["completedapps"]
+    assert [app["name"] for app in apps] == ["kraftcheck"] and apps[0]["cores"] == 2
+
+
+def test_standalone_cluster_deadlock_and_coverage(standalone, tmp_path):
+    url, _ = standalone
+    _, spark, _ = check_both(tmp_path, url, "--model", "tests.models:countdown", "--set", "start=4")
+    assert spark["verdict"] == "deadlock" and spark["deadlock"]["length"] == 5
+
+
+# ---------------------------------------------------------------- Spark Connect
+
+
+@pytest.fixture(scope="module")
+def connect_server(tmp_path_factory):
+    logs = tmp_path_factory.mktemp("connect")
+    port = free_port()
+    server = _start([os.path.join(spark_home(), "bin", "spark-submit"),
+                     "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+                     "--master", "local[2,2]",
+                     "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+                     "--conf", f"spark.connect.grpc.binding.port={port}",
+                     "--conf", "spark.driver.host=127.0.0.1",
+                     "--conf", "spark.driver.bindAddress=127.0.0.1",
+                     "--conf", "spark.ui.enabled=false",
+                     "spark-internal"], logs / "connect.log")
+    try:
+        _wait_for_port(port, server, logs / "connect.log")
+        yield f"sc://127.0.0.1:{port}", server
+    finally:
+        _stop(server)
+    assert not alive(server.pid)
+
+
+def test_spark_connect_same_answers(connect_server, tmp_path):
+    url, _ = connect_server
+    _, spark, _ = check_both(tmp_path, url, "--model", "tests.models:diehard")
+    assert spark["violations"][0]["length"] == 7
+
+
+def test_spark_connect_step_property_and_depth_bound(connect_server, tmp_path):
+    url, _ = connect_server
+    check_both(tmp_path, url, "--model", "tests.test_spark_engine:steps")
+    check_both(tmp_path, url, "--model", "tests.models:counters", "--max-depth", "4")
