@@ -7,6 +7,8 @@ import socket
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -102,3 +104,16 @@ def alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@pytest.fixture(scope="module")
+def local_spark():
+    """One local[2] session for a test module: the engine uses a running session and leaves it running."""
+    from kraftcheck.checker.spark_session import open_session
+
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in loopback_env().items():
+            mp.setenv(key, value)
+        handle = open_session("local[2]")
+        yield handle
+        handle.stop()

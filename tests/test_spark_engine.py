@@ -12,26 +12,14 @@ import pytest
 
 from kraftcheck.checker.bfs import explore
 from kraftcheck.checker.config import CheckConfig, build_model
-from tests.spark_helpers import assert_same, loopback_env
+from tests.spark_helpers import assert_same, local_spark  # noqa: F401  (a fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::FutureWarning")]
 
 
 @pytest.fixture(scope="module")
-def spark(monkeypatch_module):
-    from kraftcheck.checker.spark_session import open_session
-
-    for key, value in loopback_env().items():
-        monkeypatch_module.setenv(key, value)
-    handle = open_session("local[2]")
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as mp:
-        yield mp
+def spark(local_spark):
+    return local_spark
 
 
 def both(spark, model_ref: str, settings: dict | None = None, **options):
