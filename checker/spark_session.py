@@ -144,14 +144,16 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
-    if master is None and (active is not None or os.environ.get("PYSPARK_GATEWAY_PORT")):
-        # Inside spark-submit (or a notebook): use its session and its master.
-        spark = active or SparkSession.builder.appName(app_name).getOrCreate()
-        return SparkHandle(spark, spark.sparkContext.master, "other", owned=active is None)
-
-    if active is not None and (master is None or _same_master(active, master)):
+    if active is not None:
         # A session started by the caller (a notebook, a test): use it, leave it running.
-        return SparkHandle(active, active.sparkContext.master, _kind(active.sparkContext.master), owned=False)
+        running = active.sparkContext.master
+        if master is not None and not _same_master(active, master):
+            raise ConfigError(f"a Spark session with master {running} is already running in this process, not {master}")
+        return SparkHandle(active, running, _kind(running), owned=False)
+    if master is None and os.environ.get("PYSPARK_GATEWAY_PORT"):
+        # Inside spark-submit: its JVM is up with its master and conf; make the session from them.
+        spark = SparkSession.builder.appName(app_name).getOrCreate()
+        return SparkHandle(spark, spark.sparkContext.master, _kind(spark.sparkContext.master), owned=True)
 
     master = master or "local[*]"
     loopback = True

@@ -1,0 +1,45 @@
+"""The Spark engine on the Kafka model: ci.toml and every mutant, against the local engine.
+
+Each mutant is checked at the smallest config that catches it (tests/test_kafka_model.py's
+table), as the Kafka tests check it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kraftcheck.checker.bfs import explore
+from kraftcheck.checker.config import build_model, load_config
+from kraftcheck.model import MUTANTS
+from tests.spark_helpers import REPO, assert_same, local_spark  # noqa: F401  (a fixture)
+from tests.test_kafka_model import CAUGHT
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::FutureWarning")]
+
+
+def both(name: str, **settings):
+    from kraftcheck.checker.spark import explore_spark
+
+    config = load_config(str(REPO / "spec" / "configs" / f"{name}.toml"), overrides=[f"{k}={v}" for k, v in settings.items()])
+    options = {"check_deadlock": config.check.get("deadlock", True)}
+    local = explore(build_model(config), **options)
+    spark = explore_spark(config, master="local[2]", **options)
+    assert_same(local, spark, build_model(config))
+    return local, spark
+
+
+def test_ci_config_same_figures(local_spark):
+    _, spark = both("ci")
+    assert spark.verdict == "ok" and spark.distinct_states == 141597 and spark.depth == 48
+
+
+def test_every_mutant_is_covered():
+    assert set(CAUGHT) == set(MUTANTS)
+
+
+@pytest.mark.parametrize("mutant", sorted(CAUGHT))
+def test_mutant_same_verdict_and_trace_lengths(local_spark, mutant):
+    name, invariant, length = CAUGHT[mutant]
+    _, spark = both(name, mutant=mutant)
+    assert spark.verdict == "violation"
+    assert {cx.name: cx.length for cx in spark.violations}[invariant] == length
