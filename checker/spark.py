@@ -199,7 +199,7 @@ class _SparkSearch:
                 break
             self.depth += 1
             self.distinct += count
-            self.levels.append(self._persist(new.select("fp", "parent", "ordinal")))
+            self.levels.append(self._records(new))
             level = new
             level_seconds.append(time.perf_counter() - level_started)
             self._report_level(count, level_seconds[-1])
@@ -235,11 +235,22 @@ class _SparkSearch:
         self.depth = 1
         level = self.spark.createDataFrame(rows, LEVEL_SCHEMA)
         level = level.repartition(self.partitions, "fp").localCheckpoint(eager=True)
-        self.levels.append(self._persist(level.select("fp", "parent", "ordinal")))
+        self.levels.append(self._records(level))
         return level
 
+    def _records(self, level):
+        """A level's parent records, persisted.
+
+        Spark forgets how a checkpoint's rows are partitioned, so the visited set (the union
+        of every level's records) is hash-partitioned again by each level's join: the cost
+        of a level grows with the states visited so far.
+        """
+        return self._persist(level.select("fp", "parent", "ordinal"))
+
     def _visited(self):
-        return functools.reduce(lambda a, b: a.union(b), (level.select("fp") for level in self.levels))
+        visited = functools.reduce(lambda a, b: a.union(b), (level.select("fp") for level in self.levels))
+        # a hash table of each visited partition, rather than sorting it at every level
+        return visited.hint("shuffle_hash")
 
     def _job(self, **changes) -> Job:
         skip_invariants = frozenset(i for i, n in enumerate(self.invariant_names) if n in self.bad_states)
