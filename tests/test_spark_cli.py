@@ -122,3 +122,28 @@ def test_ctrl_c_stops_the_job_and_leaves_no_process(tmp_path):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_spark_submit_runs_the_command_line_in_its_session(tmp_path):
+    import os
+
+    from tests.spark_helpers import spark_home
+
+    config = REPO / "spec" / "configs" / "epochgate.toml"
+    args = ["check", str(config), "--set", "mutant=fenced_leader_kept", "--trace-dir", str(tmp_path), "--quiet"]
+    local = kraftcheck(*args, "--json", str(tmp_path / "local.json"))
+    assert local.returncode == 12, local.stderr
+    p = subprocess.run(
+        [os.path.join(spark_home(), "bin", "spark-submit"), "--master", "local[2]",
+         "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+         "--conf", "spark.ui.enabled=false", "--files", str(config),
+         str(REPO / "checker" / "spark_submit.py"), *args, "--engine", "spark", "--json", str(tmp_path / "spark.json")],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600, env=loopback_env(),
+    )
+    assert p.returncode == 12, p.stderr[-3000:]
+    local, spark = (json.loads((tmp_path / f"{e}.json").read_text()) for e in ("local", "spark"))
+    assert spark["engine"] == "spark"
+    for key in ("distinct_states", "generated_states", "depth"):
+        assert spark[key] == local[key], key
+    assert [(v["invariant"], v["length"]) for v in spark["violations"]] == [
+        (v["invariant"], v["length"]) for v in local["violations"]]
