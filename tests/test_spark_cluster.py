@@ -166,3 +166,22 @@ def test_spark_connect_step_property_and_depth_bound(connect_server, tmp_path):
     url, _ = connect_server
     check_both(tmp_path, url, "--model", "tests.test_spark_engine:steps")
     check_both(tmp_path, url, "--model", "tests.models:counters", "--max-depth", "4")
+
+
+def test_master_without_workers_is_one_line_and_exit_2(tmp_path):
+    spark_class = os.path.join(spark_home(), "bin", "spark-class")
+    port = free_port()
+    master = _start([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                     "--port", str(port), "--webui-port", str(free_port())], tmp_path / "master.log")
+    try:
+        _wait_for_port(port, master, tmp_path / "master.log")
+        started = time.monotonic()
+        p = kraftcheck("check", "--model", "tests.models:diehard", "--engine", "spark",
+                       "--spark-master", f"spark://127.0.0.1:{port}")
+        assert time.monotonic() - started < 120
+        assert p.returncode == 2
+        errors = [line for line in p.stderr.splitlines() if line.startswith("kraftcheck: error:")]
+        assert errors == [f"kraftcheck: error: no executor registered with Spark master spark://127.0.0.1:{port} "
+                          "within 45 s (is a worker running, with free cores and memory?)"]
+    finally:
+        _stop(master)
