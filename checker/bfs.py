@@ -27,7 +27,7 @@ from xxhash import xxh3_64_intdigest as _xxh3
 
 from .fingerprint import fingerprint_function, marshals_directly
 from .path import NondeterministicModel, counterexamples  # noqa: F401  (NondeterministicModel: re-exported)
-from .protocol import Action, Model, State, action_name
+from .protocol import Action, Model, State
 from .result import Result
 
 _NO_PARENT = -1
@@ -291,23 +291,8 @@ class _Search:
         r.distinct_states = self.distinct
         r.generated_states = self.generated
         r.depth = self.depth
-        r.coverage = coverage_by_name(self.generated_by_action, self.distinct_by_action)
-        declared = getattr(self.model, "actions", None) or []
-        r.never_enabled = [a for a in declared if a not in r.coverage]
-        for a in r.never_enabled:
-            r.coverage[a] = {"generated": 0, "distinct": 0}
+        r.set_coverage(self.generated_by_action, self.distinct_by_action, getattr(self.model, "actions", None))
         r.elapsed_s = time.perf_counter() - self.started
         r.level_seconds = level_seconds
         r.memory_bytes = self.memory_bytes()
         return r
-
-
-def coverage_by_name(generated: Counter, distinct: Counter) -> dict[str, dict[str, int]]:
-    """Per action name: transitions generated and new states first reached, from per-action counts."""
-    by_name: dict[str, dict[str, int]] = {}
-    for action, count in generated.items():
-        entry = by_name.setdefault(action_name(action), {"generated": 0, "distinct": 0})
-        entry["generated"] += count
-    for action, count in distinct.items():
-        by_name[action_name(action)]["distinct"] += count
-    return dict(sorted(by_name.items()))

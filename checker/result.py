@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Mapping
 
-from .protocol import Action, State
+from .protocol import Action, State, action_name
 
 #: Verdicts, from most to least serious; the first that applies is the search's verdict.
 VIOLATION, DEADLOCK, INCOMPLETE, OK = "violation", "deadlock", "incomplete", "ok"
@@ -57,6 +57,20 @@ class Result:
     level_seconds: list[float] = field(default_factory=list)
     #: bytes the engine held for visited fingerprints and parent records
     memory_bytes: int = 0
+
+    def set_coverage(self, generated: Mapping, distinct: Mapping, declared: Iterable[str] | None) -> None:
+        """Coverage per action name from per-action counts (actions keyed as the model gave them),
+        with every declared action that no transition took listed as never enabled."""
+        by_name: dict[str, dict[str, int]] = {}
+        for action, count in generated.items():
+            entry = by_name.setdefault(action_name(action), {"generated": 0, "distinct": 0})
+            entry["generated"] += count
+        for action, count in distinct.items():
+            by_name[action_name(action)]["distinct"] += count
+        self.never_enabled = [a for a in declared or [] if a not in by_name]
+        for a in self.never_enabled:
+            by_name[a] = {"generated": 0, "distinct": 0}
+        self.coverage = dict(sorted(by_name.items()))
 
     @property
     def verdict(self) -> str:

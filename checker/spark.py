@@ -398,8 +398,6 @@ class _SparkSearch:
         self.progress(Progress(self.distinct, self.generated, self.depth, frontier_size, elapsed))
 
     def _finish(self, level_seconds) -> Result:
-        from .bfs import coverage_by_name
-
         r = self.result
         r.violations, r.deadlock = counterexamples(
             self.model,
@@ -410,11 +408,7 @@ class _SparkSearch:
         r.distinct_states = self.distinct
         r.generated_states = self.generated
         r.depth = self.depth
-        r.coverage = coverage_by_name(self.generated_by_action, self.distinct_by_action)
-        declared = getattr(self.model, "actions", None) or []
-        r.never_enabled = [a for a in declared if a not in r.coverage]
-        for a in r.never_enabled:
-            r.coverage[a] = {"generated": 0, "distinct": 0}
+        r.set_coverage(self.generated_by_action, self.distinct_by_action, getattr(self.model, "actions", None))
         r.elapsed_s = time.perf_counter() - self.started
         r.level_seconds = level_seconds
         return r
