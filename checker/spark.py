@@ -74,15 +74,64 @@ def explore_spark(
         raise ValueError("max_depth must be at least 1")
     model = build_model(config)
     handle = open_session(master)
+    interrupted = _note_interrupts()
     search = _SparkSearch(handle, config, model, max_states, max_depth, check_deadlock, stop_on_violation, progress)
     try:
         return search.run()
     except KeyboardInterrupt:
         handle.interrupt()
         raise
+    except Exception as e:
+        # Ctrl-C while the driver waits in the JVM surfaces as whatever error the cancelled
+        # call raises (a Py4J or Spark error), not as KeyboardInterrupt: say what it was.
+        if interrupted.is_set():
+            handle.interrupt()
+            raise KeyboardInterrupt from e
+        raise
     finally:
+        interrupted.restore()
         search.release()
         handle.stop()
+
+
+class _InterruptFlag:
+    """Notes a SIGINT, then lets the handler in place before (Spark's: cancel jobs) act on it."""
+
+    def __init__(self):
+        self._set = False
+        self._previous = None
+
+    def install(self):
+        import signal
+
+        self._previous = signal.getsignal(signal.SIGINT)
+
+        def on_sigint(signum, frame):
+            self._set = True
+            if callable(self._previous):
+                self._previous(signum, frame)
+            else:
+                raise KeyboardInterrupt
+
+        try:
+            signal.signal(signal.SIGINT, on_sigint)
+        except ValueError:  # not the main thread: signals are not ours to handle
+            self._previous = None
+        return self
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def restore(self):
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
+def _note_interrupts() -> _InterruptFlag:
+    return _InterruptFlag().install()
 
 
 def _driver_paths() -> tuple[str, ...]:
