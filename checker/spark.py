@@ -1,17 +1,35 @@
 """The Spark engine: level-synchronous breadth-first search over DataFrames.
 
-Each level is two Spark jobs.  The first expands the frontier on the executors
-(``mapInArrow`` over ``(fp, state)`` rows, see :mod:`.spark_worker`): the model, rebuilt from
-the config in each Python worker, checks the invariants on the frontier's states, checks the
-step properties, finds deadlocks and generates the successors.  The second anti-joins the
-successors with the visited fingerprints, keeps one parent per new fingerprint and counts
-the new states: they are the next frontier.
+A level is a DataFrame hash-partitioned by fingerprint into ``P`` partitions.  Partition
+``i`` holds the states first reached at that level whose fingerprint is ``i`` modulo ``P``,
+as blocks of records ``(fp, parent, ordinal, action, state)`` (one Arrow IPC stream per row,
+:data:`~.spark_worker.STATE` rows), and the visited set of that partition: every fingerprint
+ever reached that is ``i`` modulo ``P``, sorted, as the bytes of an int64 array
+(:data:`~.spark_worker.VISITED` rows).  Every row of partition ``i`` bears the same key, a
+value that Spark's hash partitioning sends to partition ``i``, so a ``repartition`` by that
+column puts each block where its fingerprints belong.
 
-Visited fingerprints and parent records ``(fp, parent, ordinal)`` stay in Spark, one
-persisted DataFrame per level, hash-partitioned by fingerprint so that joining against them
-moves only the new successors.  The driver collects counts and, for a violation, walks the
-parent records back one small lookup per level; the counterexample is then rebuilt by
-re-executing the recorded steps (:mod:`.path`), exactly as the local engine does.
+Each level is one Spark job of two stages:
+
+1. expansion (``mapInArrow``, :func:`~.spark_worker.expand_partition`): the model, rebuilt
+   from the config in each Python worker, checks the invariants on the level's states,
+   checks the step properties, finds deadlocks and generates the successors, which leave in
+   blocks bound for the partition of their fingerprint; the visited set goes through as it is;
+2. admission, after the shuffle by key (:func:`~.spark_worker.admit_partition`): the
+   anti-join of the candidates with the partition's visited set, in numpy; each new
+   fingerprint keeps its least ``(parent, ordinal)``, so the result does not depend on the
+   order in which rows arrive; the visited set grows by the new fingerprints.
+
+The admitted level is checkpointed (``localCheckpoint``: on the executors, the lineage cut)
+and kept: its records are the parent records.  A block moves thousands of states as one row,
+so Spark's per-row costs (the JVM's rows, the shuffle's records, Arrow's conversions) are
+paid per block, and the visited set is merged in the partition that owns it rather than
+re-shuffled and re-hashed by a join at every level.
+
+The driver collects counts and the rare notes (violations, deadlocks, per-action counts),
+never states or fingerprints.  For a violation it walks the parent records back, one small
+lookup per level, in the partition that holds the fingerprint; the counterexample is then
+rebuilt by re-executing the recorded steps (:mod:`.path`), exactly as the local engine does.
 
 The figures are those of the local engine: ``generated_states``, ``distinct_states``,
 ``depth``, the verdict, the violated invariants and the length of every counterexample.
@@ -37,18 +55,25 @@ from .spark_worker import (
     BAD_STATE,
     BAD_STEP,
     DEADLOCK,
+    DISTINCT,
     EXPANSION_SCHEMA,
     FAIL_ONCE_ENV,
     GENERATED,
+    STATE,
     SUCCESSOR,
+    VISITED,
     Job,
-    DISTINCT,
-    LEVEL_COLUMNS,
-    LEVEL_SCHEMA,
+    RECORDS_PER_BLOCK,
+    admit_partition,
+    blocks,
     check_partition,
     encoder,
     expand_partition,
+    find_record,
     job_config,
+    partition_of,
+    records_batch,
+    truncate_partition,
 )
 
 
@@ -170,7 +195,7 @@ class _SparkSearch:
         self.partitions = self._partitions()
         self.result = Result(engine="spark")
 
-        #: per level (index 0 = level 1): persisted parent records (fp, parent, ordinal)
+        #: per level (index 0 = level 1): the checkpointed level, whose STATE rows are its parent records
         self.levels: list = []
         self.persisted: list = []
         self.distinct = 0
@@ -196,11 +221,23 @@ class _SparkSearch:
     def _configure(self):
         conf = self.spark.conf
         conf.set("spark.sql.shuffle.partitions", str(self.partitions))
-        # Keep every level hash-partitioned the same way, so joins reuse the partitioning of
-        # the visited set; never broadcast it (a broadcast goes through the driver).
+        # Each partition's visited set must meet exactly the successors hashed to it: no
+        # adaptive coalescing of partitions.
         conf.set("spark.sql.adaptive.enabled", "false")
-        conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
         conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "4096")
+
+    def _partition_keys(self) -> list[int]:
+        """For each partition, a fingerprint value that Spark's hash partitioning sends there:
+        the key of the partition's visited-set rows."""
+        F = self.F
+        p = self.partitions
+        candidates = self.spark.range(0, 64 * p + 64).select("id", F.expr(f"pmod(hash(id), {p})").alias("partition"))
+        keys: dict[int, int] = {}
+        for row in candidates.collect():
+            keys.setdefault(row.partition, row.id)
+        if len(keys) != p:
+            raise RuntimeError(f"no key found for {p - len(keys)} of {p} partitions")
+        return [keys[i] for i in range(p)]
 
     def release(self):
         for df in self.persisted:
@@ -225,7 +262,7 @@ class _SparkSearch:
     def run(self) -> Result:
         self._configure()
         self.started = time.perf_counter()
-        level = self._initial_level()  # the rows of the level about to be expanded
+        level = self._initial_level()  # the level about to be expanded
         level_seconds = [time.perf_counter() - self.started]
         if level is not None:
             self._report_level(self.distinct, level_seconds[0])
@@ -242,13 +279,13 @@ class _SparkSearch:
                 break
             if self.max_states is not None and self.distinct + count > self.max_states:
                 self.result.stopped_by = "max_states"
-                new = new.limit(self.max_states - self.distinct).localCheckpoint(eager=True)
-                count = new.count()
+                new = self._truncate(new, self.max_states - self.distinct)
+                count = self.max_states - self.distinct
             if count == 0:
                 break
             self.depth += 1
             self.distinct += count
-            self.levels.append(self._records(new))
+            self.levels.append(new)
             level = new
             level_seconds.append(time.perf_counter() - level_started)
             self._report_level(count, level_seconds[-1])
@@ -264,42 +301,38 @@ class _SparkSearch:
         return bool(found) and self.stop_on_violation
 
     def _initial_level(self):
-        """Level 1 from the driver: the initial states, deduplicated, with their ordinals."""
+        """Level 1: the initial states, deduplicated on the driver, admitted with one empty
+        visited set per partition."""
         encode_state = encoder(self.model)
         inits = list(self.model.init_states())
         self.generated = len(inits)
-        seen, rows = set(), []
+        seen, fps, ordinals, states = set(), [], [], []
         for ordinal, state in enumerate(inits):
             fp, data = encode_state(state)
             if fp in seen:
                 continue
-            if self.max_states is not None and len(rows) >= self.max_states:
+            if self.max_states is not None and len(fps) >= self.max_states:
                 self.result.stopped_by = "max_states"
                 break
             seen.add(fp)
-            rows.append((fp, None, ordinal, None, data))
-        if not rows:
+            fps.append(fp)
+            ordinals.append(ordinal)
+            states.append(data)
+        if not fps:
             return None
-        self.distinct = len(rows)
+        keys = self._partition_keys()
+        self.job = Job(**{**self.job.__dict__, "keys": tuple(keys)})
+        records = records_batch(fps, [None] * len(fps), ordinals, [None] * len(fps), states)
+        rows = [tuple(r.values()) for batch in blocks(SUCCESSOR, records, keys, RECORDS_PER_BLOCK) for r in batch.to_pylist()]
+        rows += [(VISITED, key, None, None, None, b"", 0) for key in keys]
+        self.distinct = len(fps)
         self.depth = 1
-        level = self.spark.createDataFrame(rows, LEVEL_SCHEMA)
-        level = level.repartition(self.partitions, "fp").localCheckpoint(eager=True)
-        self.levels.append(self._records(level))
+        level = self._admit(self.spark.createDataFrame(rows, EXPANSION_SCHEMA)).localCheckpoint(eager=True)
+        self.levels.append(level)
         return level
 
-    def _records(self, level):
-        """A level's parent records, persisted.
-
-        Spark forgets how a checkpoint's rows are partitioned, so the visited set (the union
-        of every level's records) is hash-partitioned again by each level's join: the cost
-        of a level grows with the states visited so far.
-        """
-        return self._persist(level.select("fp", "parent", "ordinal"))
-
-    def _visited(self):
-        visited = functools.reduce(lambda a, b: a.union(b), (level.select("fp") for level in self.levels))
-        # a hash table of each visited partition, rather than sorting it at every level
-        return visited.hint("shuffle_hash")
+    def _states(self, level):
+        return level.filter(self.F.col("kind") == STATE)
 
     def _job(self, **changes) -> Job:
         skip_invariants = frozenset(i for i, n in enumerate(self.invariant_names) if n in self.bad_states)
@@ -307,61 +340,67 @@ class _SparkSearch:
         return Job(**{**self.job.__dict__, "skip_invariants": skip_invariants, "skip_steps": skip_steps, **changes})
 
     def _expansion(self, level, **changes):
-        job = self._job(**changes)
-        frontier = level.select("fp", "state", "action")
-        return frontier.mapInArrow(functools.partial(expand_partition, job), EXPANSION_SCHEMA)
+        return level.mapInArrow(functools.partial(expand_partition, self._job(**changes)), EXPANSION_SCHEMA)
 
-    def _new_fingerprints(self, successors):
-        """The successors whose fingerprint was never visited, one parent each.
+    def _admit(self, rows):
+        """Hash-partition candidates and visited sets by fingerprint and admit the new states."""
+        carried = rows.filter(self.F.col("kind").isin(SUCCESSOR, VISITED))
+        return carried.repartition(self.partitions, "fp").mapInArrow(admit_partition, EXPANSION_SCHEMA)
 
-        The parent kept is the least ``(parent, ordinal)``: the same whatever the partitioning.
-        """
-        F = self.F
-        return (
-            successors.join(self._visited(), "fp", "left_anti")
-            .groupBy("fp")
-            .agg(F.min(F.struct("parent", "ordinal", "action", "state")).alias("first"))
-            .select("fp", "first.parent", "first.ordinal", "first.action", "first.state")
-        )
-
-    def _next_level(self, level):
-        """Expand ``level`` on the executors and build the next one: (rows, count), or
+    def _next_level(self, level, **changes):
+        """Expand ``level`` on the executors and build the next one: (level, new states), or
         (None, 0) when ``level`` violates an invariant and the search stops after it.
 
-        In classic Spark this is one job: the expansion's notes and the number of new states
-        are observed while the new level is checkpointed.  Spark Connect hands back no
-        observations for a checkpoint, so there the expansion is persisted and its notes
-        collected first.
+        In classic Spark this is one job of two stages (expansion, admission): the
+        expansion's notes and the number of new states are observed while the new level is
+        checkpointed.  Spark Connect hands back no observations for a checkpoint, so there
+        the expansion is persisted and its notes collected first.
         """
         F = self.F
-        gen = self._expansion(level)
+        expanded = self._expansion(level, **changes)
         if self.handle.is_connect:
-            gen = self._persist(gen)
-            notes = gen.filter(F.col("kind") != SUCCESSOR).collect()
+            expanded = self._persist(expanded)
+            notes = expanded.filter(~F.col("kind").isin(SUCCESSOR, VISITED)).collect()
             if not self._take_notes(notes):
-                self._unpersist(gen)
+                self._unpersist(expanded)
                 return None, 0
-            successors = gen.filter(F.col("kind") == SUCCESSOR).select(*LEVEL_COLUMNS)
-            new = self._new_fingerprints(successors).localCheckpoint(eager=True)
-            self._unpersist(gen)
-            return new, new.count()
+            new = self._admit(expanded).localCheckpoint(eager=True)
+            self._unpersist(expanded)
+            return new, self._count_states(new)
 
         from pyspark.sql import Observation
 
         noted, counted = Observation(), Observation()
-        gen = gen.observe(noted, self._notes_aggregate())
-        successors = gen.filter(F.col("kind") == SUCCESSOR).select(*LEVEL_COLUMNS)
-        new = self._new_fingerprints(successors).observe(counted, F.count(F.lit(1)).alias("n"))
+        expanded = expanded.observe(noted, self._notes_aggregate())
+        new = self._admit(expanded).observe(counted, self._states_aggregate())
         # A checkpoint cuts the lineage: each level's plan would otherwise hold every earlier one.
         new = new.localCheckpoint(eager=True)
         if not self._take_notes(noted.get["notes"]):
             return None, 0
         return new, counted.get["n"]
 
+    def _states_aggregate(self):
+        F = self.F
+        return F.coalesce(F.sum(F.when(F.col("kind") == STATE, F.col("n"))), F.lit(0)).alias("n")
+
+    def _count_states(self, level) -> int:
+        return level.agg(self._states_aggregate()).collect()[0].n
+
+    def _truncate(self, level, keep: int):
+        """The first ``keep`` states of ``level`` (in partition order): the ``max_states`` bound."""
+        F = self.F
+        per_key = {row.fp: row.n for row in self._states(level).groupBy("fp").agg(F.sum("n").alias("n")).collect()}
+        quotas = {}
+        for key in self.job.keys:
+            quotas[key] = min(keep, per_key.get(key, 0))
+            keep -= quotas[key]
+        truncated = self._states(level).mapInArrow(functools.partial(truncate_partition, quotas), EXPANSION_SCHEMA)
+        return truncated.localCheckpoint(eager=True)
+
     def _notes_aggregate(self):
         F = self.F
         note = F.struct("kind", "fp", "parent", "ordinal", "action", "n")
-        return F.collect_list(F.when(F.col("kind") != SUCCESSOR, note)).alias("notes")
+        return F.collect_list(F.when(~F.col("kind").isin(SUCCESSOR, VISITED), note)).alias("notes")
 
     def _take_notes(self, notes) -> bool:
         """Take in an expansion's notes; False when the expanded level violates an invariant
@@ -393,29 +432,16 @@ class _SparkSearch:
                 self.distinct_by_action[row.action] += row.n
 
     def _probe(self, level):
-        """At the depth bound: expand the last level without admitting anything, to count what
+        """At the depth bound: expand the last level without keeping anything, to count what
         it generates, find its deadlocks and tell whether states lie beyond the bound."""
-        F = self.F
-        gen = self._expansion(level, check_steps=False)
-        if self.handle.is_connect:
-            gen = self._persist(gen)
-            notes = gen.filter(F.col("kind") != SUCCESSOR).collect()
-        else:
-            from pyspark.sql import Observation
-
-            noted = Observation()
-            gen = gen.observe(noted, self._notes_aggregate())
-        beyond = gen.filter(F.col("kind") == SUCCESSOR).select("fp").join(self._visited(), "fp", "left_anti").count()
-        if not self.handle.is_connect:
-            notes = noted.get["notes"]
-        if self._take_notes(notes) and beyond:
+        beyond, count = self._next_level(level, check_steps=False)
+        if beyond is not None and count:
             self.result.stopped_by = "max_depth"
 
     def _check_only(self, level):
         """Check the invariants on a level that will not be expanded (and count its states by action)."""
         job = self._job()
-        frontier = level.select("fp", "state", "action")
-        self._note_level(frontier.mapInArrow(functools.partial(check_partition, job), EXPANSION_SCHEMA).collect())
+        self._note_level(self._states(level).mapInArrow(functools.partial(check_partition, job), EXPANSION_SCHEMA).collect())
 
     # ---------------------------------------------------------------- traces
 
@@ -423,8 +449,11 @@ class _SparkSearch:
         """The recorded steps to the state ``fp`` of ``level``, one lookup per level back."""
         F = self.F
         chain = []
+        partition_key = dict(enumerate(self.job.keys))
         for records in reversed(self.levels[:level]):
-            rows = records.filter(F.col("fp") == fp).select("parent", "ordinal").limit(1).collect()
+            key = partition_key[int(partition_of([fp], self.partitions)[0])]
+            blocks_of_fp = self._states(records).filter(F.col("fp") == key)
+            rows = blocks_of_fp.mapInArrow(functools.partial(find_record, fp), EXPANSION_SCHEMA).collect()
             if not rows:
                 raise RuntimeError(f"no parent record for fingerprint {fp} at level {level}")
             chain.append(rows[0].ordinal)
