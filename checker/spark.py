@@ -1,41 +1,43 @@
 """The Spark engine: level-synchronous breadth-first search over DataFrames.
 
-A level is a DataFrame hash-partitioned by fingerprint into ``P`` partitions.  Partition
-``i`` holds the states first reached at that level whose fingerprint is ``i`` modulo ``P``,
-as blocks of records ``(fp, parent, ordinal, action, state)`` (one Arrow IPC stream per row,
-:data:`~.spark_worker.STATE` rows), and the visited set of that partition: every fingerprint
-ever reached that is ``i`` modulo ``P``, sorted, as the bytes of an int64 array
-(:data:`~.spark_worker.VISITED` rows).  Every row of partition ``i`` bears the same key, a
-value that Spark's hash partitioning sends to partition ``i``, so a ``repartition`` by that
-column puts each block where its fingerprints belong.
+Fingerprints are spread over ``P`` partitions, fingerprint ``f`` to partition ``f mod P``.
+Every row of partition ``i`` bears in its ``fp`` column the same key, a value that Spark's
+hash partitioning sends to partition ``i``, so a ``repartition`` by that column puts each
+row where its fingerprints belong.  A level's checkpointed DataFrame holds, per partition
+(rows of :data:`~.spark_worker.ROW_SCHEMA`):
 
-Each level is one Spark job of two stages:
+- the level's parent records ``(fp, parent, ordinal)``, sorted, in blocks of thousands
+  (one Arrow IPC stream per :data:`~.spark_worker.STATE` row);
+- the partition's visited set: every fingerprint reached so far, sorted, as the bytes of an
+  int64 array (:data:`~.spark_worker.VISITED` rows);
+- the successors of the level's states, first seen by the task that generated them, bound
+  for the partition of their fingerprint: the candidates of the next level
+  (:data:`~.spark_worker.SUCCESSOR` blocks of ``(fp, parent, ordinal, action, state)``);
+- the notes for the driver: violations, deadlocks, counts.
 
-1. expansion (``mapInArrow``, :func:`~.spark_worker.expand_partition`): the model, rebuilt
-   from the config in each Python worker, checks the invariants on the level's states,
-   checks the step properties, finds deadlocks and generates the successors, which leave in
-   blocks bound for the partition of their fingerprint; the visited set goes through as it is;
-2. admission, after the shuffle by key (:func:`~.spark_worker.admit_partition`): the
-   anti-join of the candidates with the partition's visited set, in numpy; each new
-   fingerprint keeps its least ``(parent, ordinal)``, so the result does not depend on the
-   order in which rows arrive; the visited set grows by the new fingerprints.
+Each level is one Spark job of two stages: the previous level's candidates and visited sets
+are shuffled by key, then :func:`~.spark_worker.level_partition` runs on each partition
+(``mapInArrow``, in the executors' Python workers, where the model is rebuilt from the
+config): it anti-joins the candidates with the partition's visited set in numpy (a new
+fingerprint keeps its least ``(parent, ordinal)``, so the outcome does not depend on the
+order rows arrive in), grows the visited set, checks the invariants on the new states, checks
+the step properties on their transitions, finds deadlocks and generates their successors.
+The result is checkpointed (``localCheckpoint``: kept on the executors, the lineage cut).
+A block moves thousands of states as one row, so Spark's per-row costs (the JVM's rows, the
+shuffle's records, Arrow's conversions) are paid per block, and each visited set is merged
+where it lives instead of being re-hashed by a join at every level.
 
-The admitted level is checkpointed (``localCheckpoint``: on the executors, the lineage cut)
-and kept: its records are the parent records.  A block moves thousands of states as one row,
-so Spark's per-row costs (the JVM's rows, the shuffle's records, Arrow's conversions) are
-paid per block, and the visited set is merged in the partition that owns it rather than
-re-shuffled and re-hashed by a join at every level.
-
-The driver collects counts and the rare notes (violations, deadlocks, per-action counts),
-never states or fingerprints.  For a violation it walks the parent records back, one small
-lookup per level, in the partition that holds the fingerprint; the counterexample is then
-rebuilt by re-executing the recorded steps (:mod:`.path`), exactly as the local engine does.
+The driver collects the notes only, never states or fingerprints.  For a violation it walks
+the parent records back, reading one block per level; the counterexample is then rebuilt by
+re-executing the recorded steps (:mod:`.path`), exactly as the local engine does.
 
 The figures are those of the local engine: ``generated_states``, ``distinct_states``,
-``depth``, the verdict, the violated invariants and the length of every counterexample.
-The local engine checks a level's invariants as soon as the level is built; here they are
-checked when the level is expanded, and when that turns up a violation the expansion's own
-figures are dropped, so both engines stop after the same complete level.
+``depth``, the verdict, the violated invariants and the length of every counterexample.  A
+level's states are checked and expanded in the same task; when the level violates an
+invariant, its expansion's figures are dropped, so both engines stop after the same
+complete level.  A level's expansion that finds a deadlock or a bad step stops the search
+after the next level is admitted and checked, unexpanded; at the ``max_states`` bound the
+last level is admitted again with a quota per partition, unexpanded.
 """
 
 from __future__ import annotations
@@ -52,28 +54,27 @@ from .path import counterexamples
 from .result import Result
 from .spark_session import PARTITIONS_KEY, SparkHandle, open_session
 from .spark_worker import (
+    ADMITTED,
     BAD_STATE,
     BAD_STEP,
+    BLOCK_KINDS,
     DEADLOCK,
     DISTINCT,
-    EXPANSION_SCHEMA,
+    ROW_SCHEMA,
     FAIL_ONCE_ENV,
     GENERATED,
+    RECORDS_PER_BLOCK,
     STATE,
     SUCCESSOR,
     VISITED,
     Job,
-    RECORDS_PER_BLOCK,
-    admit_partition,
     blocks,
-    check_partition,
     encoder,
-    expand_partition,
-    find_record,
+    find_parent,
     job_config,
+    level_partition,
     partition_of,
     records_batch,
-    truncate_partition,
 )
 
 
@@ -115,7 +116,6 @@ def explore_spark(
         raise
     finally:
         interrupted.restore()
-        search.release()
         handle.stop()
 
 
@@ -171,10 +171,8 @@ class _SparkSearch:
     def __init__(self, handle: SparkHandle, config, model, max_states, max_depth, check_deadlock, stop_on_violation,
                  progress):
         from pyspark.sql import functions as F
-        from pyspark.storagelevel import StorageLevel
 
         self.F = F
-        self.storage = StorageLevel.MEMORY_AND_DISK
         self.handle = handle
         self.spark = handle.spark
         self.config = config
@@ -197,7 +195,6 @@ class _SparkSearch:
 
         #: per level (index 0 = level 1): the checkpointed level, whose STATE rows are its parent records
         self.levels: list = []
-        self.persisted: list = []
         self.distinct = 0
         self.generated = 0
         self.depth = 0
@@ -239,59 +236,45 @@ class _SparkSearch:
             raise RuntimeError(f"no key found for {p - len(keys)} of {p} partitions")
         return [keys[i] for i in range(p)]
 
-    def release(self):
-        for df in self.persisted:
-            try:
-                df.unpersist()
-            except Exception:
-                pass
-        self.persisted.clear()
-
-    def _persist(self, df):
-        df = df.persist(self.storage)
-        self.persisted.append(df)
-        return df
-
-    def _unpersist(self, df):
-        if df is not None:
-            df.unpersist()
-            self.persisted = [d for d in self.persisted if d is not df]
-
     # ---------------------------------------------------------------- the search
 
     def run(self) -> Result:
         self._configure()
         self.started = time.perf_counter()
-        level = self._initial_level()  # the level about to be expanded
-        level_seconds = [time.perf_counter() - self.started]
-        if level is not None:
-            self._report_level(self.distinct, level_seconds[0])
-            if self._must_stop():
-                self._check_only(level)
-                level = None
-        while level is not None:
+        candidates = self._initial_candidates()  # what the next level is admitted from
+        level_seconds = []
+        expand = self.result.stopped_by is None
+        while candidates is not None:
             level_started = time.perf_counter()
             if self.max_depth is not None and self.depth >= self.max_depth:
-                self._probe(level)
+                if self._count_new(candidates):
+                    self.result.stopped_by = "max_depth"
                 break
-            new, count = self._next_level(level)
-            if new is None:  # the expanded level violates an invariant: stop after it
+            # The expansion of the level at the depth bound only counts what lies beyond it:
+            # the local engine checks no step property there either.
+            check_steps = self.max_depth is None or self.depth + 1 < self.max_depth
+            level, notes = self._level(candidates, expand=expand, check_steps=check_steps)
+            count = self._admitted(notes)
+            if count == 0:
                 break
             if self.max_states is not None and self.distinct + count > self.max_states:
                 self.result.stopped_by = "max_states"
-                new = self._truncate(new, self.max_states - self.distinct)
-                count = self.max_states - self.distinct
-            if count == 0:
-                break
+                quotas = self._quotas(notes, self.max_states - self.distinct)
+                level, notes = self._level(candidates, expand=False, quotas=quotas)
+                count = self._admitted(notes)
             self.depth += 1
             self.distinct += count
-            self.levels.append(new)
-            level = new
+            self.levels.append(level)
+            expanded = self._take_notes(notes)
             level_seconds.append(time.perf_counter() - level_started)
             self._report_level(count, level_seconds[-1])
-            if self._must_stop():
-                self._check_only(level)
+            if not expanded or not expand:
                 break
+            if self._must_stop():
+                # What the level's expansion found (a deadlock, a bad step) stops the search
+                # after the next level is built and checked, as in the local engine.
+                expand = False
+            candidates = level
         return self._finish(level_seconds)
 
     def _must_stop(self) -> bool:
@@ -300,9 +283,9 @@ class _SparkSearch:
         found = self.bad_states or self.bad_steps or self.deadlocked is not None
         return bool(found) and self.stop_on_violation
 
-    def _initial_level(self):
-        """Level 1: the initial states, deduplicated on the driver, admitted with one empty
-        visited set per partition."""
+    def _initial_candidates(self):
+        """The candidates of level 1: the initial states, deduplicated on the driver, with
+        one empty visited set per partition; None when there are none."""
         encode_state = encoder(self.model)
         inits = list(self.model.init_states())
         self.generated = len(inits)
@@ -325,89 +308,76 @@ class _SparkSearch:
         records = records_batch(fps, [None] * len(fps), ordinals, [None] * len(fps), states)
         rows = [tuple(r.values()) for batch in blocks(SUCCESSOR, records, keys, RECORDS_PER_BLOCK) for r in batch.to_pylist()]
         rows += [(VISITED, key, None, None, None, b"", 0) for key in keys]
-        self.distinct = len(fps)
-        self.depth = 1
-        level = self._admit(self.spark.createDataFrame(rows, EXPANSION_SCHEMA)).localCheckpoint(eager=True)
-        self.levels.append(level)
-        return level
-
-    def _states(self, level):
-        return level.filter(self.F.col("kind") == STATE)
+        return self.spark.createDataFrame(rows, ROW_SCHEMA)
 
     def _job(self, **changes) -> Job:
         skip_invariants = frozenset(i for i, n in enumerate(self.invariant_names) if n in self.bad_states)
         skip_steps = frozenset(i for i, n in enumerate(self.step_names) if n in self.bad_steps)
         return Job(**{**self.job.__dict__, "skip_invariants": skip_invariants, "skip_steps": skip_steps, **changes})
 
-    def _expansion(self, level, **changes):
-        return level.mapInArrow(functools.partial(expand_partition, self._job(**changes)), EXPANSION_SCHEMA)
+    def _partitioned(self, candidates, job: Job):
+        """The level admitted from ``candidates`` (the previous level's rows): the candidates
+        and visited sets hash-partitioned by key, then :func:`level_partition` on each."""
+        F = self.F
+        carried = candidates.filter(F.col("kind").isin(SUCCESSOR, VISITED)).repartition(self.partitions, "fp")
+        return carried.mapInArrow(functools.partial(level_partition, job), ROW_SCHEMA)
 
-    def _admit(self, rows):
-        """Hash-partition candidates and visited sets by fingerprint and admit the new states."""
-        carried = rows.filter(self.F.col("kind").isin(SUCCESSOR, VISITED))
-        return carried.repartition(self.partitions, "fp").mapInArrow(admit_partition, EXPANSION_SCHEMA)
+    def _level(self, candidates, **changes):
+        """Admit, check and expand one level: (the level, checkpointed; its notes).
 
-    def _next_level(self, level, **changes):
-        """Expand ``level`` on the executors and build the next one: (level, new states), or
-        (None, 0) when ``level`` violates an invariant and the search stops after it.
-
-        In classic Spark this is one job of two stages (expansion, admission): the
-        expansion's notes and the number of new states are observed while the new level is
+        In classic Spark this is one job of two stages (the shuffle of the candidates by key,
+        then :func:`level_partition`): the notes are observed while the level is
         checkpointed.  Spark Connect hands back no observations for a checkpoint, so there
-        the expansion is persisted and its notes collected first.
+        the notes are read back from the checkpoint.
         """
         F = self.F
-        expanded = self._expansion(level, **changes)
+        level = self._partitioned(candidates, self._job(**changes))
         if self.handle.is_connect:
-            expanded = self._persist(expanded)
-            notes = expanded.filter(~F.col("kind").isin(SUCCESSOR, VISITED)).collect()
-            if not self._take_notes(notes):
-                self._unpersist(expanded)
-                return None, 0
-            new = self._admit(expanded).localCheckpoint(eager=True)
-            self._unpersist(expanded)
-            return new, self._count_states(new)
+            level = level.localCheckpoint(eager=True)
+            return level, level.filter(~F.col("kind").isin(*BLOCK_KINDS)).collect()
 
         from pyspark.sql import Observation
 
-        noted, counted = Observation(), Observation()
-        expanded = expanded.observe(noted, self._notes_aggregate())
-        new = self._admit(expanded).observe(counted, self._states_aggregate())
-        # A checkpoint cuts the lineage: each level's plan would otherwise hold every earlier one.
-        new = new.localCheckpoint(eager=True)
-        if not self._take_notes(noted.get["notes"]):
-            return None, 0
-        return new, counted.get["n"]
-
-    def _states_aggregate(self):
-        F = self.F
-        return F.coalesce(F.sum(F.when(F.col("kind") == STATE, F.col("n"))), F.lit(0)).alias("n")
-
-    def _count_states(self, level) -> int:
-        return level.agg(self._states_aggregate()).collect()[0].n
-
-    def _truncate(self, level, keep: int):
-        """The first ``keep`` states of ``level`` (in partition order): the ``max_states`` bound."""
-        F = self.F
-        per_key = {row.fp: row.n for row in self._states(level).groupBy("fp").agg(F.sum("n").alias("n")).collect()}
-        quotas = {}
-        for key in self.job.keys:
-            quotas[key] = min(keep, per_key.get(key, 0))
-            keep -= quotas[key]
-        truncated = self._states(level).mapInArrow(functools.partial(truncate_partition, quotas), EXPANSION_SCHEMA)
-        return truncated.localCheckpoint(eager=True)
-
-    def _notes_aggregate(self):
-        F = self.F
+        noted = Observation()
         note = F.struct("kind", "fp", "parent", "ordinal", "action", "n")
-        return F.collect_list(F.when(~F.col("kind").isin(SUCCESSOR, VISITED), note)).alias("notes")
+        level = level.observe(noted, F.collect_list(F.when(~F.col("kind").isin(*BLOCK_KINDS), note)).alias("notes"))
+        # A checkpoint cuts the lineage: each level's plan would otherwise hold every earlier one.
+        level = level.localCheckpoint(eager=True)
+        return level, noted.get["notes"]
+
+    def _count_new(self, candidates) -> int:
+        """How many of ``candidates`` were never visited: admitted, neither kept nor checked."""
+        job = self._job(keep=False, check_invariants=False, expand=False)
+        return self._admitted(self._partitioned(candidates, job).collect())
+
+    @staticmethod
+    def _admitted(notes) -> int:
+        return sum(row.n for row in notes if row.kind == ADMITTED)
+
+    def _quotas(self, notes, keep: int) -> tuple[int, ...]:
+        """Per partition, how many states to admit so that ``keep`` are: the partitions in order."""
+        per_key = Counter()
+        for row in notes:
+            if row.kind == ADMITTED:
+                per_key[row.fp] += row.n
+        quotas = []
+        for key in self.job.keys:
+            quotas.append(min(keep, per_key[key]))
+            keep -= quotas[-1]
+        return tuple(quotas)
 
     def _take_notes(self, notes) -> bool:
-        """Take in an expansion's notes; False when the expanded level violates an invariant
-        and the search must stop after it (the expansion's other figures are then dropped,
-        as the local engine never makes them)."""
-        self._note_level(notes)
-        if self._must_stop():
+        """Take in a level's notes; False when the level violates an invariant and the search
+        stops after it (its expansion's figures are then dropped, as the local engine never
+        makes them)."""
+        for row in notes:
+            if row.kind == BAD_STATE:
+                name = self.invariant_names[row.n]
+                if name not in self.bad_states:
+                    self.bad_states[name] = (self.depth, row.fp)
+            elif row.kind == DISTINCT:
+                self.distinct_by_action[row.action] += row.n
+        if self.bad_states and self.stop_on_violation:
             return False
         for row in notes:
             if row.kind == GENERATED:
@@ -421,43 +391,26 @@ class _SparkSearch:
                     self.bad_steps[name] = (self.depth, row.parent, row.ordinal)
         return True
 
-    def _note_level(self, notes):
-        """What any pass over a level reports about the level's own states."""
-        for row in notes:
-            if row.kind == BAD_STATE:
-                name = self.invariant_names[row.n]
-                if name not in self.bad_states:
-                    self.bad_states[name] = (self.depth, row.fp)
-            elif row.kind == DISTINCT:
-                self.distinct_by_action[row.action] += row.n
-
-    def _probe(self, level):
-        """At the depth bound: expand the last level without keeping anything, to count what
-        it generates, find its deadlocks and tell whether states lie beyond the bound."""
-        beyond, count = self._next_level(level, check_steps=False)
-        if beyond is not None and count:
-            self.result.stopped_by = "max_depth"
-
-    def _check_only(self, level):
-        """Check the invariants on a level that will not be expanded (and count its states by action)."""
-        job = self._job()
-        self._note_level(self._states(level).mapInArrow(functools.partial(check_partition, job), EXPANSION_SCHEMA).collect())
-
     # ---------------------------------------------------------------- traces
 
     def chain_to(self, level: int, fp: int) -> list[int]:
-        """The recorded steps to the state ``fp`` of ``level``, one lookup per level back."""
+        """The recorded steps to the state ``fp`` of ``level``, one lookup per level back.
+
+        A lookup reads the one block of parent records that can hold ``fp``: blocks are
+        sorted by fingerprint and each block row bears its least fingerprint.
+        """
         F = self.F
         chain = []
-        partition_key = dict(enumerate(self.job.keys))
         for records in reversed(self.levels[:level]):
-            key = partition_key[int(partition_of([fp], self.partitions)[0])]
-            blocks_of_fp = self._states(records).filter(F.col("fp") == key)
-            rows = blocks_of_fp.mapInArrow(functools.partial(find_record, fp), EXPANSION_SCHEMA).collect()
-            if not rows:
+            key = self.job.keys[int(partition_of([fp], self.partitions)[0])]
+            candidates = records.filter((F.col("kind") == STATE) & (F.col("fp") == key) & (F.col("parent") <= fp))
+            block = candidates.orderBy(F.col("parent").desc()).limit(1).select("state").collect()
+            found = find_parent(fp, block[0].state) if block else None
+            if found is None:
                 raise RuntimeError(f"no parent record for fingerprint {fp} at level {level}")
-            chain.append(rows[0].ordinal)
-            fp = rows[0].parent
+            parent, ordinal = found
+            chain.append(ordinal)
+            fp = parent
             level -= 1
         chain.reverse()
         return chain
