@@ -75,7 +75,7 @@ def main() -> None:
 
     tiny = ["--model", "tests.models:countdown", f"--set=start={args.tiny_levels - 1}"]
     summary, _ = check(tiny, "spark", "local[2]")
-    levels = summary["level_seconds"][1:]  # level 1 is built on the driver
+    levels = summary["level_seconds"][1:]  # level 1 also starts the Python workers and builds the model
     print(f"per-level overhead, spark local[2] (a countdown, one state per level): "
           f"{sum(levels) / len(levels):.2f} s per level over {len(levels)} levels")
 

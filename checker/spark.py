@@ -73,6 +73,7 @@ from .spark_worker import (
     find_parent,
     job_config,
     level_partition,
+    partition_keys,
     partition_of,
     records_batch,
 )
@@ -223,19 +224,6 @@ class _SparkSearch:
         conf.set("spark.sql.adaptive.enabled", "false")
         conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "4096")
 
-    def _partition_keys(self) -> list[int]:
-        """For each partition, a fingerprint value that Spark's hash partitioning sends there:
-        the key of the partition's visited-set rows."""
-        F = self.F
-        p = self.partitions
-        candidates = self.spark.range(0, 64 * p + 64).select("id", F.expr(f"pmod(hash(id), {p})").alias("partition"))
-        keys: dict[int, int] = {}
-        for row in candidates.collect():
-            keys.setdefault(row.partition, row.id)
-        if len(keys) != p:
-            raise RuntimeError(f"no key found for {p - len(keys)} of {p} partitions")
-        return [keys[i] for i in range(p)]
-
     # ---------------------------------------------------------------- the search
 
     def run(self) -> Result:
@@ -303,8 +291,8 @@ class _SparkSearch:
             states.append(data)
         if not fps:
             return None
-        keys = self._partition_keys()
-        self.job = Job(**{**self.job.__dict__, "keys": tuple(keys)})
+        keys = partition_keys(self.partitions)
+        self.job = Job(**{**self.job.__dict__, "keys": keys})
         records = records_batch(fps, [None] * len(fps), ordinals, [None] * len(fps), states)
         rows = [tuple(r.values()) for batch in blocks(SUCCESSOR, records, keys, RECORDS_PER_BLOCK) for r in batch.to_pylist()]
         rows += [(VISITED, key, None, None, None, b"", 0) for key in keys]

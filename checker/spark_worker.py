@@ -33,6 +33,7 @@ Invariants are checked on each distinct state exactly once, in the task that adm
 
 from __future__ import annotations
 
+import gc
 import json
 import marshal
 import os
@@ -208,7 +209,10 @@ def pack(records) -> bytes:
     import pyarrow as pa
 
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, records.schema) as writer:
+    # States are tuples of small repetitive values: LZ4 shrinks a block several times over,
+    # and with it what the JVM copies, shuffles and keeps.
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    with pa.ipc.new_stream(sink, records.schema, options=options) as writer:
         writer.write(records)
     return sink.getvalue().to_pybytes()
 
@@ -225,6 +229,44 @@ def partition_of(fps, partitions: int):
     import numpy as np
 
     return np.remainder(np.asarray(fps, dtype=np.int64), partitions)
+
+
+_SPARK_HASH_SEED = 42  # the seed of Spark SQL's hash(), which hash partitioning uses
+_M32 = 0xFFFFFFFF
+
+
+def _rotl32(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def _mix(h1: int, k1: int) -> int:
+    k1 = _rotl32((k1 * 0xCC9E2D51) & _M32, 15) * 0x1B873593 & _M32
+    h1 = _rotl32(h1 ^ k1, 13)
+    return (h1 * 5 + 0xE6546B64) & _M32
+
+
+def spark_hash_long(value: int) -> int:
+    """Spark SQL's ``hash(value)`` of a ``bigint``: Murmur3 x86 32-bit, seed 42, as a signed int."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    h1 = _mix(_mix(_SPARK_HASH_SEED, value & _M32), value >> 32)
+    h1 ^= 8
+    h1 ^= h1 >> 16
+    h1 = (h1 * 0x85EBCA6B) & _M32
+    h1 ^= h1 >> 13
+    h1 = (h1 * 0xC2B2AE35) & _M32
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 & 0x80000000 else h1
+
+
+def partition_keys(partitions: int) -> tuple[int, ...]:
+    """For each partition, the least non-negative ``bigint`` that Spark's hash partitioning
+    (``pmod(hash(key), partitions)``) sends there: the key its rows bear."""
+    keys: dict[int, int] = {}
+    value = 0
+    while len(keys) < partitions:
+        keys.setdefault(spark_hash_long(value) % partitions, value)
+        value += 1
+    return tuple(keys[i] for i in range(partitions))
 
 
 def blocks(kind: int, records, keys: Sequence[int], per_block: int) -> Iterator:
@@ -316,6 +358,18 @@ def level_partition(job: Job, batches: Iterator) -> Iterator:
     (:data:`STATE` blocks) and the grown visited set; then the notes of the checks and, with
     ``job.expand``, the admitted states' successors, in blocks bound for their partitions.
     """
+    # States are acyclic tuples, freed by reference counting; the cyclic collector would only
+    # walk the level's live states again and again (as in the local engine).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield from _level_partition(job, batches)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _level_partition(job: Job, batches: Iterator) -> Iterator:
     _maybe_fail(job)
     key, visited, candidates = _gather(batches)
     quota = None if job.quotas is None else job.quotas[job.keys.index(key)]
@@ -340,10 +394,24 @@ def level_partition(job: Job, batches: Iterator) -> Iterator:
             invariants = _check_states(states, fps, invariants, notes)
         if job.expand:
             new, steps = expansion.successors(states, fps, steps, notes)
-            yield from blocks(SUCCESSOR, new, job.keys, RECORDS_PER_BLOCK)
+            yield from blocks(SUCCESSOR, _unvisited(new, visited, job.keys.index(key), len(job.keys)), job.keys,
+                              RECORDS_PER_BLOCK)
         if len(notes):
             yield notes.batch()
     yield _counts(expansion.generated, expansion.reached_by).batch()
+
+
+def _unvisited(records, visited, partition: int, partitions: int):
+    """``records`` less those of ``partition`` already in its ``visited`` set (sorted): they
+    would not be admitted, so they need not travel."""
+    import numpy as np
+
+    if not records.num_rows or not len(visited):
+        return records
+    fp = records.column("fp").to_numpy()
+    at = np.minimum(np.searchsorted(visited, fp), len(visited) - 1)
+    known = (visited[at] == fp) & (partition_of(fp, partitions) == partition)
+    return records.filter(~known) if known.any() else records
 
 
 def _gather(batches: Iterator):

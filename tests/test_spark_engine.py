@@ -153,3 +153,20 @@ class _NamedJugs:
 
 def named_tuples(config=None):
     return _NamedJugs()
+
+
+def test_partition_keys_go_where_spark_hash_partitioning_sends_them(spark):
+    """The engine computes Spark's hash() of a bigint itself (Murmur3, seed 42), to key each
+    partition's rows without a Spark job; Spark must agree on every value and every key."""
+    from pyspark.sql import functions as F
+
+    from kraftcheck.checker.spark_worker import partition_keys, spark_hash_long
+
+    values = [0, 1, -1, 2**63 - 1, -(2**63), 123456789012345, -987654321, *range(2, 200)]
+    session = spark.spark
+    rows = session.createDataFrame([(v,) for v in values], "v bigint").select("v", F.hash("v").alias("h")).collect()
+    assert [spark_hash_long(row.v) for row in rows] == [row.h for row in rows]
+    for partitions in (1, 2, 3, 7, 16):
+        keys = partition_keys(partitions)
+        placed = session.range(1).select(*[F.expr(f"pmod(hash(cast({k} as bigint)), {partitions})") for k in keys])
+        assert list(placed.collect()[0]) == list(range(partitions))
