@@ -28,6 +28,10 @@ EXECUTOR_WAIT_S = 45.0
 CONNECT_TIMEOUT_S = 5.0
 #: In local mode a failed task is retried once (Spark's default for local mode is never).
 LOCAL_TASK_ATTEMPTS = 2
+#: JVM options of a driver the engine starts.  The driver JVM lives as long as one search, and
+#: C2's compilation of Spark's code cost as much CPU as it ever saved (about a tenth of a
+#: two-core machine on the default config): C1 alone compiles fast enough to pay off.
+DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 #: A Spark conf key that sets the number of fingerprint partitions.
 PARTITIONS_KEY = "spark.kraftcheck.partitions"
 
