@@ -6,10 +6,9 @@ hash partitioning sends to partition ``i``, so a ``repartition`` by that column 
 row where its fingerprints belong.  A level's checkpointed DataFrame holds, per partition
 (rows of :data:`~.spark_worker.ROW_SCHEMA`):
 
-- the level's parent records ``(fp, parent, ordinal)``, sorted, in blocks of thousands
-  (one Arrow IPC stream per :data:`~.spark_worker.STATE` row);
-- the partition's visited set: every fingerprint reached so far, sorted, as the bytes of an
-  int64 array (:data:`~.spark_worker.VISITED` rows);
+- the partition's visited set: the parent record ``(fp, parent, ordinal)`` of every state
+  reached so far, sorted by fingerprint, in pieces of thousands (one Arrow IPC stream per
+  :data:`~.spark_worker.VISITED` row);
 - the successors of the level's states, first seen by the task that generated them, bound
   for the partition of their fingerprint: the candidates of the next level
   (:data:`~.spark_worker.SUCCESSOR` blocks of ``(fp, parent, ordinal, action, state)``);
@@ -22,13 +21,14 @@ config): it anti-joins the candidates with the partition's visited set in numpy 
 fingerprint keeps its least ``(parent, ordinal)``, so the outcome does not depend on the
 order rows arrive in), grows the visited set, checks the invariants on the new states, checks
 the step properties on their transitions, finds deadlocks and generates their successors.
-The result is checkpointed (``localCheckpoint``: kept on the executors, the lineage cut).
-A block moves thousands of states as one row, so Spark's per-row costs (the JVM's rows, the
+The result is checkpointed (``localCheckpoint``: kept on the executors, the lineage cut);
+only the last level is kept, since its visited sets hold every level's parent records, so
+what Spark holds grows with the states reached, not with the depth.  A block moves thousands of states as one row, so Spark's per-row costs (the JVM's rows, the
 shuffle's records, Arrow's conversions) are paid per block, and each visited set is merged
 where it lives instead of being re-hashed by a join at every level.
 
 The driver collects the notes only, never states or fingerprints.  For a violation it walks
-the parent records back, reading one block per level; the counterexample is then rebuilt by
+the parent records back, reading one piece of a visited set per level; the counterexample is then rebuilt by
 re-executing the recorded steps (:mod:`.path`), exactly as the local engine does.
 
 The figures are those of the local engine: ``generated_states``, ``distinct_states``,
@@ -64,7 +64,6 @@ from .spark_worker import (
     FAIL_ONCE_ENV,
     GENERATED,
     RECORDS_PER_BLOCK,
-    STATE,
     SUCCESSOR,
     VISITED,
     Job,
@@ -194,8 +193,8 @@ class _SparkSearch:
         self.partitions = self._partitions()
         self.result = Result(engine="spark")
 
-        #: per level (index 0 = level 1): the checkpointed level, whose STATE rows are its parent records
-        self.levels: list = []
+        #: the last level kept (checkpointed): its visited sets hold the parent records of every level
+        self.records = None
         self.distinct = 0
         self.generated = 0
         self.depth = 0
@@ -252,7 +251,7 @@ class _SparkSearch:
                 count = self._admitted(notes)
             self.depth += 1
             self.distinct += count
-            self.levels.append(level)
+            self.records = level
             expanded = self._take_notes(notes)
             level_seconds.append(time.perf_counter() - level_started)
             self._report_level(count, level_seconds[-1])
@@ -384,15 +383,15 @@ class _SparkSearch:
     def chain_to(self, level: int, fp: int) -> list[int]:
         """The recorded steps to the state ``fp`` of ``level``, one lookup per level back.
 
-        A lookup reads the one block of parent records that can hold ``fp``: blocks are
-        sorted by fingerprint and each block row bears its least fingerprint.
+        A lookup reads the one piece of the last level's visited sets that can hold ``fp``:
+        pieces are sorted by fingerprint and each piece's row bears its least fingerprint.
         """
         F = self.F
         chain = []
-        for records in reversed(self.levels[:level]):
+        for _ in range(level):
             key = self.job.keys[int(partition_of([fp], self.partitions)[0])]
-            candidates = records.filter((F.col("kind") == STATE) & (F.col("fp") == key) & (F.col("parent") <= fp))
-            block = candidates.orderBy(F.col("parent").desc()).limit(1).select("state").collect()
+            pieces = self.records.filter((F.col("kind") == VISITED) & (F.col("fp") == key) & (F.col("parent") <= fp))
+            block = pieces.orderBy(F.col("parent").desc()).limit(1).select("state").collect()
             found = find_parent(fp, block[0].state) if block else None
             if found is None:
                 raise RuntimeError(f"no parent record for fingerprint {fp} at level {level}")

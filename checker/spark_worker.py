@@ -13,10 +13,9 @@ Every row the engine moves is of :data:`ROW_SCHEMA`, one ``kind`` per row:
   parent's fingerprint and the step's position among the parent's successors, or for an
   initial state no parent and its position among the initial states), the name of the
   action that reached it and its encoding (:func:`encode`);
-- :data:`STATE`: a block of a level's parent records, :data:`PARENT_COLUMNS` sorted by
-  fingerprint, ``parent`` = the block's least fingerprint;
-- :data:`VISITED`: a piece of a partition's visited set, ``state`` = its sorted fingerprints
-  as int64 bytes, ``n`` = how many;
+- :data:`VISITED`: a piece of a partition's visited set, ``state`` = an Arrow IPC stream of
+  parent records :data:`PARENT_COLUMNS` ``(fp, parent, ordinal)`` sorted by fingerprint,
+  ``parent`` = the least fingerprint in the piece, ``n`` = how many (0: an empty set);
 - :data:`ADMITTED`: ``n`` states admitted to the level by this task (``fp`` = its key);
 - :data:`DEADLOCK`: a state without successors (``fp``), at most one per task;
 - :data:`BAD_STEP`: the first step of this task violating step property ``n`` (``parent``, ``ordinal``);
@@ -50,20 +49,20 @@ from .config import CheckConfig, build_model
 from .fingerprint import fingerprint_function
 from .protocol import action_name
 
-SUCCESSOR, DEADLOCK, BAD_STEP, GENERATED, BAD_STATE, DISTINCT, VISITED, STATE, ADMITTED = range(9)
+SUCCESSOR, DEADLOCK, BAD_STEP, GENERATED, BAD_STATE, DISTINCT, VISITED, ADMITTED = range(8)
 #: The kinds of rows that hold states or fingerprints, never collected; the others are notes.
-BLOCK_KINDS = (SUCCESSOR, VISITED, STATE)
+BLOCK_KINDS = (SUCCESSOR, VISITED)
 
 #: Every row the engine moves: blocks of records, visited sets and notes.
 ROW_SCHEMA = "kind tinyint, fp bigint, parent bigint, ordinal int, action string, state binary, n bigint"
 ROW_COLUMNS = ("kind", "fp", "parent", "ordinal", "action", "state", "n")
-#: Fingerprints per visited-set row (64 MiB): Spark's binary values are limited to 2 GiB.
-VISITED_PER_ROW = 1 << 23
+#: Parent records per visited-set row: a counterexample's lookup reads one row.
+VISITED_PER_ROW = 1 << 16
 #: State records per block row.
 RECORDS_PER_BLOCK = 8192
 #: The records inside a block of candidates.
 RECORD_COLUMNS = ("fp", "parent", "ordinal", "action", "state")
-#: The records inside a block of a level's parent records.
+#: The records inside a piece of a visited set: the parent records.
 PARENT_COLUMNS = ("fp", "parent", "ordinal")
 
 _MARSHAL_VERSION = 2  # as in fingerprint.py: no back-references, so equal states encode equally
@@ -204,14 +203,15 @@ def records_batch(fp, parent, ordinal, action, state):
     )
 
 
-def pack(records) -> bytes:
+def pack(records, compress: bool = True) -> bytes:
     """A batch or table of records as one Arrow IPC stream: the ``state`` of a block row."""
     import pyarrow as pa
 
     sink = pa.BufferOutputStream()
     # States are tuples of small repetitive values: LZ4 shrinks a block several times over,
-    # and with it what the JVM copies, shuffles and keeps.
-    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    # and with it what the JVM copies, shuffles and keeps.  Fingerprints, being random, do
+    # not shrink: parent records are not compressed.
+    options = pa.ipc.IpcWriteOptions(compression="lz4" if compress else None)
     with pa.ipc.new_stream(sink, records.schema, options=options) as writer:
         writer.write(records)
     return sink.getvalue().to_pybytes()
@@ -354,8 +354,8 @@ def level_partition(job: Job, batches: Iterator) -> Iterator:
     """One partition of one level (``mapInArrow`` after the shuffle by key): admit the
     partition's candidates, then check the invariants on the states admitted and expand them.
 
-    Yields an :data:`ADMITTED` note; with ``job.keep``, the admitted states' parent records
-    (:data:`STATE` blocks) and the grown visited set; then the notes of the checks and, with
+    Yields an :data:`ADMITTED` note; with ``job.keep``, the visited set grown by the admitted
+    states' parent records; then the notes of the checks and, with
     ``job.expand``, the admitted states' successors, in blocks bound for their partitions.
     """
     # States are acyclic tuples, freed by reference counting; the cyclic collector would only
@@ -376,7 +376,6 @@ def _level_partition(job: Job, batches: Iterator) -> Iterator:
     admitted, visited = admit(visited, candidates, quota)
     yield _batch(ADMITTED, [key], [None], [None], [None], [None], [admitted.num_rows])
     if job.keep:
-        yield from parent_blocks(key, admitted)
         yield from visited_rows(key, visited)
     if not admitted.num_rows or not (job.check_invariants or job.expand):
         return
@@ -394,7 +393,7 @@ def _level_partition(job: Job, batches: Iterator) -> Iterator:
             invariants = _check_states(states, fps, invariants, notes)
         if job.expand:
             new, steps = expansion.successors(states, fps, steps, notes)
-            yield from blocks(SUCCESSOR, _unvisited(new, visited, job.keys.index(key), len(job.keys)), job.keys,
+            yield from blocks(SUCCESSOR, _unvisited(new, visited.fp, job.keys.index(key), len(job.keys)), job.keys,
                               RECORDS_PER_BLOCK)
         if len(notes):
             yield notes.batch()
@@ -414,26 +413,70 @@ def _unvisited(records, visited, partition: int, partitions: int):
     return records.filter(~known) if known.any() else records
 
 
-def _gather(batches: Iterator):
-    """A partition's rows: (its key, its visited set as a sorted int64 array, its candidate record batches)."""
-    import numpy as np
+@dataclass
+class Visited:
+    """A partition's visited set: the fingerprints, sorted, with how each was first reached
+    (``parent``: 0 for an initial state) — the parent records of every level so far."""
 
-    keys, visited_parts, candidates = set(), [], []
+    fp: Any  # numpy int64 arrays, all three of one length
+    parent: Any
+    ordinal: Any
+
+    @classmethod
+    def of(cls, records) -> "Visited":
+        """From an Arrow table of :data:`PARENT_COLUMNS`, sorted by fingerprint."""
+        import numpy as np
+
+        def column(name, dtype):
+            return np.asarray(records.column(name).to_numpy(), dtype=dtype)
+
+        return cls(column("fp", np.int64), column("parent", np.int64), column("ordinal", np.int32))
+
+    def table(self):
+        import pyarrow as pa
+
+        return pa.table([self.fp, self.parent, self.ordinal], names=list(PARENT_COLUMNS))
+
+    def grown(self, fp, parent, ordinal) -> "Visited":
+        """With the records of the fingerprints ``fp`` (sorted, none visited) added."""
+        import numpy as np
+
+        at = np.searchsorted(self.fp, fp)
+        return Visited(np.insert(self.fp, at, fp), np.insert(self.parent, at, parent), np.insert(self.ordinal, at, ordinal))
+
+
+def _gather(batches: Iterator):
+    """A partition's rows: (its key, its :class:`Visited` set, its candidate record batches)."""
+    import pyarrow as pa
+
+    keys, pieces, candidates, marked = set(), [], [], False
     for batch in batches:
         keys.update(batch.column("fp").to_pylist())
         visited, batch = _split(batch, VISITED)
         if visited is not None:
-            visited_parts += [np.frombuffer(b, dtype=np.int64) for b in visited.column("state").to_pylist()]
+            marked = True
+            for least, n, data in zip(visited.column("parent").to_pylist(), visited.column("n").to_pylist(),
+                                      visited.column("state").to_pylist()):
+                if n:
+                    pieces.append((least, unpack(data)))
         candidates += block_records(batch)
-    if len(keys) != 1 or not visited_parts:
+    if len(keys) != 1 or not marked:
         raise RuntimeError(
             "a partition of the search does not hold exactly one visited set: the rows were not "
             "partitioned by fingerprint as the engine expects (is adaptive query execution on?)"
         )
-    return keys.pop(), np.concatenate(visited_parts), candidates
+    pieces.sort(key=lambda piece: piece[0])
+    records = pa.concat_tables([table for _, table in pieces]) if pieces else _no_records()
+    return keys.pop(), Visited.of(records), candidates
 
 
-def admit(visited, candidates: list, quota: int | None = None):
+def _no_records():
+    import pyarrow as pa
+
+    return pa.Table.from_batches([records_batch([], [], [], [], [])]).select(list(PARENT_COLUMNS))
+
+
+def admit(visited: Visited, candidates: list, quota: int | None = None):
     """The candidates never visited, one record per fingerprint, sorted by fingerprint (an
     Arrow table; at most ``quota`` of them), and the visited set grown by them.
 
@@ -454,31 +497,18 @@ def admit(visited, candidates: list, quota: int | None = None):
     first = np.ones(len(order), dtype=bool)
     np.not_equal(sorted_fp[1:], sorted_fp[:-1], out=first[1:])
     chosen, chosen_fp = order[first], sorted_fp[first]
-    if len(visited):
-        at = np.minimum(np.searchsorted(visited, chosen_fp), len(visited) - 1)
-        unseen = visited[at] != chosen_fp
+    if len(visited.fp):
+        at = np.minimum(np.searchsorted(visited.fp, chosen_fp), len(visited.fp) - 1)
+        unseen = visited.fp[at] != chosen_fp
         chosen, chosen_fp = chosen[unseen], chosen_fp[unseen]
     if quota is not None:
         chosen, chosen_fp = chosen[:quota], chosen_fp[:quota]
-    visited = np.insert(visited, np.searchsorted(visited, chosen_fp), chosen_fp)
+    visited = visited.grown(chosen_fp, parent[chosen], ordinal[chosen])
     return table.take(pa.array(chosen)).combine_chunks(), visited
 
 
-def parent_blocks(key: int, admitted) -> Iterator:
-    """A level's parent records ``(fp, parent, ordinal)`` in :data:`STATE` blocks, sorted by
-    fingerprint; each block row's ``parent`` holds the least fingerprint in the block, so
-    that a lookup reads one block (:func:`find_parent`)."""
-    records = admitted.select(list(PARENT_COLUMNS))
-    out = _Rows()
-    for start in range(0, records.num_rows, RECORDS_PER_BLOCK):
-        block = records.slice(start, RECORDS_PER_BLOCK)
-        out.add(STATE, fp=key, parent=block.column("fp")[0].as_py(), state=pack(block), n=block.num_rows)
-    if len(out):
-        yield out.batch()
-
-
-def find_parent(fp: int, block: bytes) -> tuple[int | None, int] | None:
-    """``(parent, ordinal)`` of the state ``fp`` in a :data:`STATE` block, or None."""
+def find_parent(fp: int, block: bytes) -> tuple[int, int] | None:
+    """``(parent, ordinal)`` of the state ``fp`` in a piece of a visited set, or None."""
     import numpy as np
 
     records = unpack(block)
@@ -556,17 +586,20 @@ class _Expansion:
         return new, steps
 
 
-def visited_rows(key: int, fingerprints) -> Iterator:
-    """A partition's visited set as rows: the sorted fingerprints' bytes, in pieces of at most
-    :data:`VISITED_PER_ROW`, every row keyed by ``key`` (a fingerprint value that Spark hashes
-    to the partition)."""
-    import numpy as np
-
-    fingerprints = np.asarray(fingerprints, dtype=np.int64)
-    pieces = [fingerprints[i:i + VISITED_PER_ROW] for i in range(0, len(fingerprints), VISITED_PER_ROW)] or [fingerprints]
-    rows = len(pieces)
-    yield _batch(VISITED, [key] * rows, [None] * rows, [None] * rows, [None] * rows,
-                 [p.tobytes() for p in pieces], [len(p) for p in pieces])
+def visited_rows(key: int, visited: Visited) -> Iterator:
+    """A partition's visited set as rows, every row keyed by ``key``: pieces of at most
+    :data:`VISITED_PER_ROW` parent records, sorted, each row's ``parent`` holding its least
+    fingerprint so that a lookup reads one row (:func:`find_parent`); an empty set is one
+    row of none."""
+    records = visited.table()
+    out = _Rows()
+    for start in range(0, records.num_rows, VISITED_PER_ROW):
+        piece = records.slice(start, VISITED_PER_ROW)
+        out.add(VISITED, fp=key, parent=piece.column("fp")[0].as_py(), state=pack(piece, compress=False),
+                n=piece.num_rows)
+    if not len(out):
+        out.add(VISITED, fp=key, state=b"", n=0)
+    yield out.batch()
 
 
 def _counts(generated: Counter, reached_by: Counter) -> _Rows:
