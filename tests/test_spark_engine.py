@@ -170,3 +170,25 @@ def test_partition_keys_go_where_spark_hash_partitioning_sends_them(spark):
         keys = partition_keys(partitions)
         placed = session.range(1).select(*[F.expr(f"pmod(hash(cast({k} as bigint)), {partitions})") for k in keys])
         assert list(placed.collect()[0]) == list(range(partitions))
+
+
+def test_admission_keeps_the_least_parent_and_skips_the_visited():
+    """A partition's admission, without Spark: one record per new fingerprint, the least
+    ``(parent, ordinal)`` whatever the order of the candidates, none already visited, sorted,
+    and the visited set grown by exactly those."""
+    import numpy as np
+
+    from kraftcheck.checker.spark_worker import Visited, admit, records_batch
+
+    visited = Visited(np.array([5, 20], np.int64), np.array([0, 5], np.int64), np.array([0, 1], np.int32))
+    first = records_batch([30, 20, 7], [9, 9, 9], [2, 0, 1], ["A", "B", "C"], [b"x", b"y", b"z"])
+    second = records_batch([7, 30, 30], [8, 9, 3], [4, 0, 5], ["D", "E", "F"], [b"p", b"q", b"r"])
+    for candidates in ([first, second], [second, first]):
+        admitted, grown = admit(visited, candidates)
+        assert admitted.column("fp").to_pylist() == [7, 30]
+        assert admitted.column("parent").to_pylist() == [8, 3]
+        assert admitted.column("action").to_pylist() == ["D", "F"]
+        assert grown.fp.tolist() == [5, 7, 20, 30]
+        assert grown.parent.tolist() == [0, 8, 5, 3] and grown.ordinal.tolist() == [0, 4, 1, 5]
+    admitted, grown = admit(visited, [first, second], quota=1)
+    assert admitted.column("fp").to_pylist() == [7] and grown.fp.tolist() == [5, 7, 20]
