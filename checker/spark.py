@@ -255,7 +255,7 @@ class _SparkSearch:
             expanded = self._take_notes(notes)
             level_seconds.append(time.perf_counter() - level_started)
             self._report_level(count, level_seconds[-1])
-            if not expanded or not expand:
+            if not expanded or not expand or self.result.stopped_by is not None:
                 break
             if self._must_stop():
                 # What the level's expansion found (a deadlock, a bad step) stops the search
