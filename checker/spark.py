@@ -23,13 +23,15 @@ order rows arrive in), grows the visited set, checks the invariants on the new s
 the step properties on their transitions, finds deadlocks and generates their successors.
 The result is checkpointed (``localCheckpoint``: kept on the executors, the lineage cut);
 only the last level is kept, since its visited sets hold every level's parent records, so
-what Spark holds grows with the states reached, not with the depth.  A block moves thousands of states as one row, so Spark's per-row costs (the JVM's rows, the
-shuffle's records, Arrow's conversions) are paid per block, and each visited set is merged
-where it lives instead of being re-hashed by a join at every level.
+what Spark holds grows with the states reached, not with the depth.  A block moves thousands
+of states as one row, so Spark's per-row costs (the JVM's rows, the shuffle's records,
+Arrow's conversions) are paid per block, and each visited set is merged where it lives
+instead of being re-hashed by a join at every level.
 
 The driver collects the notes only, never states or fingerprints.  For a violation it walks
-the parent records back, reading one piece of a visited set per level; the counterexample is then rebuilt by
-re-executing the recorded steps (:mod:`.path`), exactly as the local engine does.
+the parent records back, reading one piece of a visited set per level; the counterexample is
+then rebuilt by re-executing the recorded steps (:mod:`.path`), exactly as the local engine
+does.
 
 The figures are those of the local engine: ``generated_states``, ``distinct_states``,
 ``depth``, the verdict, the violated invariants and the length of every counterexample.  A
@@ -60,10 +62,10 @@ from .spark_worker import (
     BLOCK_KINDS,
     DEADLOCK,
     DISTINCT,
-    ROW_SCHEMA,
     FAIL_ONCE_ENV,
     GENERATED,
     RECORDS_PER_BLOCK,
+    ROW_SCHEMA,
     SUCCESSOR,
     VISITED,
     Job,

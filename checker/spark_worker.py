@@ -301,20 +301,9 @@ def _batch(kind, fp, parent, ordinal, action, state, n):
     """An Arrow batch of ROW_SCHEMA from its columns (``kind``: one value for every row, or a list)."""
     import pyarrow as pa
 
-    rows = len(fp)
-    kinds = pa.array([kind] * rows if isinstance(kind, int) else kind, pa.int8())
-    return pa.RecordBatch.from_arrays(
-        [
-            kinds,
-            pa.array(fp, pa.int64()),
-            pa.array(parent, pa.int64()),
-            pa.array(ordinal, pa.int32()),
-            pa.array(action, pa.string()),
-            pa.array(state, pa.binary()),
-            pa.array(n, pa.int64()),
-        ],
-        names=list(ROW_COLUMNS),
-    )
+    kinds = pa.array([kind] * len(fp) if isinstance(kind, int) else kind, pa.int8())
+    records = records_batch(fp, parent, ordinal, action, state)
+    return pa.RecordBatch.from_arrays([kinds, *records.columns, pa.array(n, pa.int64())], names=list(ROW_COLUMNS))
 
 
 class _Rows:

@@ -192,3 +192,26 @@ def test_admission_keeps_the_least_parent_and_skips_the_visited():
         assert grown.parent.tolist() == [0, 8, 5, 3] and grown.ordinal.tolist() == [0, 4, 1, 5]
     admitted, grown = admit(visited, [first, second], quota=1)
     assert admitted.column("fp").to_pylist() == [7] and grown.fp.tolist() == [5, 7, 20]
+
+
+def test_visited_pieces_bear_their_least_fingerprint_and_hold_the_parent_records():
+    """A visited set goes out in pieces of VISITED_PER_ROW records, each row's ``parent`` its
+    least fingerprint (what a counterexample's lookup picks the piece by); a piece finds the
+    parent records it holds and no others."""
+    import numpy as np
+
+    from kraftcheck.checker.spark_worker import VISITED, VISITED_PER_ROW, Visited, find_parent, visited_rows
+
+    count = 2 * VISITED_PER_ROW + 1000
+    fps = np.arange(count, dtype=np.int64) * 3 - 100_000
+    visited = Visited(fps, fps + 1, (np.arange(count) % 7).astype(np.int32))
+    [rows] = list(visited_rows(42, visited))
+    assert rows.column("kind").to_pylist() == [VISITED] * 3 and rows.column("fp").to_pylist() == [42] * 3
+    assert rows.column("n").to_pylist() == [VISITED_PER_ROW, VISITED_PER_ROW, 1000]
+    assert rows.column("parent").to_pylist() == [int(fps[0]), int(fps[VISITED_PER_ROW]), int(fps[2 * VISITED_PER_ROW])]
+    pieces = rows.column("state").to_pylist()
+    wanted = int(fps[VISITED_PER_ROW + 5])
+    assert find_parent(wanted, pieces[1]) == (wanted + 1, (VISITED_PER_ROW + 5) % 7)
+    assert find_parent(wanted, pieces[0]) is None and find_parent(wanted + 1, pieces[1]) is None
+    [empty] = list(visited_rows(42, Visited(fps[:0], fps[:0], np.zeros(0, np.int32))))
+    assert empty.column("n").to_pylist() == [0] and empty.column("parent").to_pylist() == [None]
