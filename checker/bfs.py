@@ -64,7 +64,8 @@ def explore(
 
     ``max_states`` caps the number of distinct states, ``max_depth`` the number of states
     on a path; when either stops the search early the result says so (verdict
-    ``incomplete``).  ``stop_on_violation`` stops after the level in which the first
+    ``incomplete``).  The level in which ``max_states`` falls is admitted up to the bound,
+    checked and not expanded; the level before it is expanded in full.  ``stop_on_violation`` stops after the level in which the first
     violation or deadlock was found; otherwise the search goes on and keeps the shortest
     counterexample of each invariant.
     """
@@ -200,22 +201,23 @@ class _Search:
             for action, target in succ:
                 fp = _xxh3(_dumps(target, 2)) if inline else fingerprint(target)
                 if fp not in visited:
-                    if not room:
+                    if room:
+                        room -= 1
+                        remember(fp)
+                        add_parent(parent)
+                        add_ordinal(ordinal)
+                        queue(target)
+                        note_action(action)
+                    else:
+                        # The level is generated to its end all the same (its transitions
+                        # counted, its steps checked), as an engine that expands a level in
+                        # parallel does before it can know where the bound falls.
                         self.result.stopped_by = "max_states"
-                        break
-                    room -= 1
-                    remember(fp)
-                    add_parent(parent)
-                    add_ordinal(ordinal)
-                    queue(target)
-                    note_action(action)
                 ordinal += 1
             if not position & _REPORT_EVERY:
                 self.generated += generated
                 generated = 0
                 self._report(len(frontier) - position + len(next_frontier))
-            if self.result.stopped_by == "max_states":
-                break
         self.generated += generated
         _count_elements(self.distinct_by_action, new_actions)
         return next_frontier

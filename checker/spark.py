@@ -175,6 +175,11 @@ class _SparkSearch:
         from pyspark.sql import functions as F
 
         self.F = F
+        # Built once: each Column call is several round trips to the JVM, some of which
+        # search every jar on the class path for a name (Spark's per-level driver cost).
+        self.is_note = ~F.col("kind").isin(*BLOCK_KINDS)
+        note = F.struct("kind", "fp", "parent", "ordinal", "action", "n")
+        self.notes = F.collect_list(F.when(self.is_note, note)).alias("notes")
         self.handle = handle
         self.spark = handle.spark
         self.config = config
@@ -224,6 +229,10 @@ class _SparkSearch:
         # adaptive coalescing of partitions.
         conf.set("spark.sql.adaptive.enabled", "false")
         conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "4096")
+        # The shuffle's order-independent checksum hashes every byte shuffled, to detect a
+        # retried map task writing other rows; the engine's shuffles read a checkpoint, so a
+        # retry writes the same rows.
+        conf.set("spark.sql.shuffle.orderIndependentChecksum.enabled", "false")
 
     # ---------------------------------------------------------------- the search
 
@@ -249,10 +258,15 @@ class _SparkSearch:
             if self.max_states is not None and self.distinct + count > self.max_states:
                 self.result.stopped_by = "max_states"
                 quotas = self._quotas(notes, self.max_states - self.distinct)
+                self._release(level)
                 level, notes = self._level(candidates, expand=False, quotas=quotas)
                 count = self._admitted(notes)
+                if count == 0:  # the bound fell at the end of the last level: no level more
+                    self._release(level)
+                    break
             self.depth += 1
             self.distinct += count
+            self._release(self.records)
             self.records = level
             expanded = self._take_notes(notes)
             level_seconds.append(time.perf_counter() - level_started)
@@ -306,9 +320,10 @@ class _SparkSearch:
 
     def _partitioned(self, candidates, job: Job):
         """The level admitted from ``candidates`` (the previous level's rows): the candidates
-        and visited sets hash-partitioned by key, then :func:`level_partition` on each."""
-        F = self.F
-        carried = candidates.filter(F.col("kind").isin(SUCCESSOR, VISITED)).repartition(self.partitions, "fp")
+        and visited sets hash-partitioned by key, then :func:`level_partition` on each.  The
+        previous level's notes travel along (a filter would be one more plan for the driver to
+        build at every level) and are skipped by the workers."""
+        carried = candidates.repartition(self.partitions, "fp")
         return carried.mapInArrow(functools.partial(level_partition, job), ROW_SCHEMA)
 
     def _level(self, candidates, **changes):
@@ -319,20 +334,34 @@ class _SparkSearch:
         checkpointed.  Spark Connect hands back no observations for a checkpoint, so there
         the notes are read back from the checkpoint.
         """
-        F = self.F
         level = self._partitioned(candidates, self._job(**changes))
         if self.handle.is_connect:
             level = level.localCheckpoint(eager=True)
-            return level, level.filter(~F.col("kind").isin(*BLOCK_KINDS)).collect()
+            return level, level.filter(self.is_note).collect()
 
         from pyspark.sql import Observation
 
         noted = Observation()
-        note = F.struct("kind", "fp", "parent", "ordinal", "action", "n")
-        level = level.observe(noted, F.collect_list(F.when(~F.col("kind").isin(*BLOCK_KINDS), note)).alias("notes"))
+        level = level.observe(noted, self.notes)
         # A checkpoint cuts the lineage: each level's plan would otherwise hold every earlier one.
         level = level.localCheckpoint(eager=True)
         return level, noted.get["notes"]
+
+    def _release(self, level) -> None:
+        """Drop a level's checkpoint from the executors once the next level holds all it held.
+
+        Spark would drop it only after the JVM's collector finds it unreferenced, long after:
+        meanwhile every level's blocks fill the memory, and the JVM spends its time collecting
+        and spilling them.  Spark Connect releases a checkpoint when its DataFrame is freed.
+        """
+        if level is None or self.handle.is_connect:
+            return
+        from py4j.protocol import Py4JError
+
+        try:
+            level._jdf.queryExecution().analyzed().rdd().unpersist(False)
+        except Py4JError:  # a Spark whose plan is shaped otherwise: its cleaner will drop it
+            pass
 
     def _count_new(self, candidates) -> int:
         """How many of ``candidates`` were never visited: admitted, neither kept nor checked."""
@@ -425,6 +454,10 @@ class _SparkSearch:
             {name: self.chain_to(level, parent) + [ordinal] for name, (level, parent, ordinal) in self.bad_steps.items()},
             None if self.deadlocked is None else self.chain_to(*self.deadlocked),
         )
+        # The traces are rebuilt: the last level's parent records are no longer needed (a
+        # session the caller started goes on without them).
+        self._release(self.records)
+        self.records = None
         r.distinct_states = self.distinct
         r.generated_states = self.generated
         r.depth = self.depth

@@ -28,9 +28,10 @@ EXECUTOR_WAIT_S = 45.0
 CONNECT_TIMEOUT_S = 5.0
 #: In local mode a failed task is retried once (Spark's default for local mode is never).
 LOCAL_TASK_ATTEMPTS = 2
-#: JVM options of a driver the engine starts.  The driver JVM lives as long as one search, and
-#: C2's compilation of Spark's code cost as much CPU as it ever saved (about a tenth of a
-#: two-core machine on the default config): C1 alone compiles fast enough to pay off.
+#: JVM options of a driver the engine starts (``spark.driver.defaultJavaOptions``, so that a
+#: user's ``spark.driver.extraJavaOptions`` still apply).  The driver JVM lives as long as one
+#: search, and C2's compilation of Spark's code cost as much CPU as it ever saved (about a
+#: tenth of a two-core machine on the default config): C1 alone compiles fast enough to pay off.
 DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 #: A Spark conf key that sets the number of fingerprint partitions.
 PARTITIONS_KEY = "spark.kraftcheck.partitions"
@@ -174,6 +175,7 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
     builder = SparkSession.builder.master(master).appName(app_name)
     builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
     builder = builder.config("spark.log.level", "ERROR").config("spark.locality.wait", "0s")
+    builder = builder.config("spark.driver.defaultJavaOptions", DRIVER_JAVA_OPTIONS)
     if loopback:
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
         builder = builder.config("spark.driver.host", LOOPBACK).config("spark.driver.bindAddress", LOOPBACK)

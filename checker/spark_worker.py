@@ -438,8 +438,16 @@ def _gather(batches: Iterator):
     """A partition's rows: (its key, its :class:`Visited` set, its candidate record batches)."""
     import pyarrow as pa
 
+    import pyarrow.compute as pc
+
     keys, pieces, candidates, marked = set(), [], [], False
+    carried = pa.array(BLOCK_KINDS, pa.int8())
     for batch in batches:
+        # The previous level's notes come along too (sparing the driver a filter to plan at
+        # every level), keyed by nothing: they have been read already.
+        batch = batch.filter(pc.is_in(batch.column("kind"), carried))
+        if not batch.num_rows:
+            continue
         keys.update(batch.column("fp").to_pylist())
         visited, batch = _split(batch, VISITED)
         if visited is not None:

@@ -73,6 +73,13 @@ def test_max_states_bound_is_incomplete_never_ok():
     assert r.distinct_states == 10
 
 
+@pytest.mark.parametrize("bound, figures", [(1, (1, 1, 7)), (10, (10, 5, 61)), (13, (13, 7, 73))])
+def test_max_states_bound_admits_part_of_a_level_and_generates_the_level_before_in_full(bound, figures):
+    # diehard's levels hold 1, 2, 3, 2, 2, 2, 2 states: 1 and 10 fall at the end of a level, 13 inside one
+    r = explore(diehard(), max_states=bound)
+    assert (r.distinct_states, r.depth, r.generated_states) == figures and r.stopped_by == "max_states"
+
+
 def test_max_depth_bound():
     r = explore(counters({"n": 3, "limit": 3}), max_depth=4)
     assert r.verdict == "incomplete" and r.stopped_by == "max_depth"

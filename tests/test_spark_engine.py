@@ -44,6 +44,8 @@ CASES = {
     "steps": ("tests.test_spark_engine:steps", {}, {}),
     "symmetric": ("tests.test_spark_engine:symmetric", {}, {"check_deadlock": False}),
     "named-tuples": ("tests.test_spark_engine:named_tuples", {}, {}),
+    # the bound at the first state, inside a level, at the end of a level, and on its last state
+    **{f"diehard-max-states-{n}": ("tests.models:diehard", {}, {"max_states": n}) for n in (1, 3, 5, 10, 14)},
 }
 
 
@@ -66,6 +68,25 @@ def test_max_states_bound_is_incomplete(spark):
 
     r = explore_spark(CheckConfig(model="tests.models:counters"), master="local[2]", max_states=10)
     assert r.verdict == "incomplete" and r.stopped_by == "max_states" and r.distinct_states == 10
+
+
+@pytest.mark.parametrize(
+    "options, figures",
+    [({}, (14, 7, None)), ({"max_states": 10}, (10, 5, "max_states"))],
+    ids=["whole", "max-states"],
+)
+def test_a_search_leaves_no_checkpoint_behind(spark, options, figures):
+    """Each level's checkpoint is dropped once the next holds its parent records, the last once
+    the traces are rebuilt: a session the caller started keeps nothing of the search."""
+    from kraftcheck.checker.spark import explore_spark
+
+    def checkpoints() -> int:
+        return spark.spark.sparkContext._jsc.sc().getPersistentRDDs().size()
+
+    before = checkpoints()
+    r = explore_spark(CheckConfig(model="tests.models:diehard"), master="local[2]", **options)
+    assert (r.distinct_states, r.depth, r.stopped_by) == figures
+    assert checkpoints() == before
 
 
 def test_progress_has_one_line_per_level(spark, capsys):
