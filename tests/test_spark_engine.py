@@ -89,6 +89,12 @@ def test_a_search_leaves_no_checkpoint_behind(spark, options, figures):
     assert checkpoints() == before
 
 
+def test_the_driver_jvm_the_engine_starts_compiles_with_c1_only(spark):
+    jvm = spark.spark.sparkContext._jvm
+    arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert "-XX:TieredStopAtLevel=1" in arguments
+
+
 def test_progress_has_one_line_per_level(spark, capsys):
     from kraftcheck.checker.spark import explore_spark
 
