@@ -6,9 +6,15 @@ apart).  Printed: the local engine, Spark ``local[1]`` and ``local[2]``, the rat
 ``local[1]/local[2]`` (scaling, target >= 1.6) and ``local engine / Spark local[2]``
 (target > 1), and the cost of a level on a tiny config (a countdown: one state per level).
 
+With ``--repeat N`` the three searches run N times in turn (local, ``local[1]``,
+``local[2]``, local, ...), so that a drift in the machine's speed touches all three alike;
+each figure is then the median of its N runs (the spread is printed beside it) and the
+ratios are those of the medians.
+
     python bench/spark.py                                  # twelve counters 0..2: 531,441 states
     python bench/spark.py --model tests.models:counters --set n=6 --set limit=7
     python bench/spark.py --config spec/configs/ci.toml    # the Kafka model
+    python bench/spark.py --config spec/configs/default.toml --repeat 3
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,26 +59,41 @@ def main() -> None:
     parser.add_argument("--model", default="tests.models:counters", help="MODULE:FACTORY (default: counters)")
     parser.add_argument("--set", dest="overrides", action="append", help="KEY=VALUE (default: n=12, limit=2)")
     parser.add_argument("--tiny-levels", type=int, default=20, help="levels of the per-level overhead run")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of the three searches; figures are medians")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     if args.config:
         model_args = [args.config] + [f"--set={o}" for o in args.overrides or []]
     else:
         overrides = args.overrides or ["n=12", "limit=2"]
         model_args = ["--model", args.model] + [f"--set={o}" for o in overrides]
 
-    local, local_wall = check(model_args, "local")
-    print(f"model: {' '.join(model_args)}: {local['distinct_states']:,} distinct, "
-          f"{local['generated_states']:,} generated, depth {local['depth']}")
-    print(f"local engine:       {local['elapsed_s']:8.2f} s")
-    runs = {}
-    for master in ("local[1]", "local[2]"):
-        summary, wall = check(model_args, "spark", master)
-        for key in ("distinct_states", "generated_states", "depth", "verdict"):
-            assert summary[key] == local[key], (master, key, summary[key], local[key])
-        runs[master] = summary["elapsed_s"]
-        print(f"spark {master}:    {summary['elapsed_s']:8.2f} s  (start-up and shutdown: {wall - summary['elapsed_s']:.1f} s)")
-    print(f"scaling local[1] / local[2]:            {runs['local[1]'] / runs['local[2]']:.2f}  (target >= 1.6)")
-    print(f"local engine / spark local[2]:          {local['elapsed_s'] / runs['local[2]']:.2f}  (target > 1)")
+    engines = {"local engine": ("local", None), "spark local[1]": ("spark", "local[1]"),
+               "spark local[2]": ("spark", "local[2]")}
+    times: dict[str, list[float]] = {name: [] for name in engines}
+    startups: dict[str, list[float]] = {name: [] for name in engines}
+    reference = None
+    for round_number in range(args.repeat):
+        for name, (engine, master) in engines.items():
+            summary, wall = check(model_args, engine, master)
+            if reference is None:
+                reference = summary
+                print(f"model: {' '.join(model_args)}: {summary['distinct_states']:,} distinct, "
+                      f"{summary['generated_states']:,} generated, depth {summary['depth']}")
+            for key in ("distinct_states", "generated_states", "depth", "verdict"):
+                assert summary[key] == reference[key], (name, key, summary[key], reference[key])
+            times[name].append(summary["elapsed_s"])
+            startups[name].append(wall - summary["elapsed_s"])
+            if args.repeat > 1:
+                print(f"  round {round_number + 1}: {name}: {summary['elapsed_s']:.2f} s", flush=True)
+    median = {name: statistics.median(runs) for name, runs in times.items()}
+    for name, runs in times.items():
+        spread = f"  (runs {min(runs):.2f} .. {max(runs):.2f})" if len(runs) > 1 else ""
+        startup = "" if name == "local engine" else f"  start-up and shutdown: {statistics.median(startups[name]):.1f} s"
+        print(f"{name + ':':19} {median[name]:8.2f} s{spread}{startup}")
+    print(f"scaling local[1] / local[2]:            {median['spark local[1]'] / median['spark local[2]']:.2f}  (target >= 1.6)")
+    print(f"local engine / spark local[2]:          {median['local engine'] / median['spark local[2]']:.2f}  (target > 1)")
 
     tiny = ["--model", "tests.models:countdown", f"--set=start={args.tiny_levels - 1}"]
     summary, _ = check(tiny, "spark", "local[2]")

@@ -445,7 +445,9 @@ def _gather(batches: Iterator):
     for batch in batches:
         # The previous level's notes come along too (sparing the driver a filter to plan at
         # every level), keyed by nothing: they have been read already.
-        batch = batch.filter(pc.is_in(batch.column("kind"), carried))
+        carry = pc.is_in(batch.column("kind"), carried)
+        if not pc.all(carry).as_py():
+            batch = batch.filter(carry)
         if not batch.num_rows:
             continue
         keys.update(batch.column("fp").to_pylist())

@@ -1,0 +1,89 @@
+"""The Spark engine's executor code without Spark, against the local engine.
+
+Runs :func:`kraftcheck.checker.spark_worker.level_partition` level by level in this one
+process, over ``--partitions`` partitions, feeding each level's rows to the next as Spark's
+shuffle would (rows grouped by their partition's key, notes included), and times it against
+the local engine on the same config.  The ratio is the executors' own cost per state
+(decoding states, Arrow blocks, admission in numpy, visited sets) beside the model's work;
+what Spark adds on top (the JVM, the shuffle, scheduling) is what ``bench/spark.py`` shows
+beyond it.
+
+    python bench/spark_worker.py --config spec/configs/default.toml
+    python bench/spark_worker.py --model tests.models:counters --set n=12 --set limit=2
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from kraftcheck.checker import spark_worker as worker
+from kraftcheck.checker.bfs import explore
+from kraftcheck.checker.config import build_model, load_config
+
+
+def first_rows(model, job):
+    """The rows of level 1's candidates: the initial states, one empty visited set per partition."""
+    encode_state = worker.encoder(model)
+    fps, ordinals, states, seen = [], [], [], set()
+    for ordinal, state in enumerate(model.init_states()):
+        fp, data = encode_state(state)
+        if fp not in seen:
+            seen.add(fp)
+            fps.append(fp)
+            ordinals.append(ordinal)
+            states.append(data)
+    records = worker.records_batch(fps, [None] * len(fps), ordinals, [None] * len(fps), states)
+    rows = list(worker.blocks(worker.SUCCESSOR, records, job.keys, worker.RECORDS_PER_BLOCK))
+    rows += [worker._batch(worker.VISITED, [key], [None], [None], [None], [b""], [0]) for key in job.keys]
+    return rows
+
+
+def search(model, job) -> tuple[int, int]:
+    """(depth, distinct states) of a whole search, every level run partition by partition."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows, depth, distinct = first_rows(model, job), 0, 0
+    while True:
+        table = pa.Table.from_batches(rows)
+        rows, admitted = [], 0
+        for key in job.keys:
+            part = table.filter(pc.equal(table.column("fp"), key))
+            for batch in worker.level_partition(job, iter(part.to_batches())):
+                rows.append(batch)
+                kinds, counts = batch.column("kind").to_pylist(), batch.column("n").to_pylist()
+                admitted += sum(n for kind, n in zip(kinds, counts) if kind == worker.ADMITTED)
+        if not admitted:
+            return depth, distinct
+        depth += 1
+        distinct += admitted
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", help="a config file (default: --model's model)")
+    parser.add_argument("--model", default="tests.models:counters", help="MODULE:FACTORY (default: counters)")
+    parser.add_argument("--set", dest="overrides", action="append", help="KEY=VALUE (default: n=12, limit=2)")
+    parser.add_argument("--partitions", type=int, default=1, help="partitions, all run in this process (default 1)")
+    args = parser.parse_args()
+    overrides = args.overrides if args.config or args.overrides else ["n=12", "limit=2"]
+    config = load_config(args.config, None if args.config else args.model, overrides)
+    model = build_model(config)
+
+    local = explore(model, check_deadlock=False)
+    print(f"{local.distinct_states:,} distinct, {local.generated_states:,} generated, depth {local.depth}")
+    print(f"local engine:                    {local.elapsed_s:8.2f} s")
+
+    job = worker.Job(config_json=worker.job_config(config), check_deadlock=False,
+                     keys=worker.partition_keys(args.partitions))
+    started = time.perf_counter()
+    depth, distinct = search(model, job)
+    seconds = time.perf_counter() - started
+    assert (depth, distinct) == (local.depth, local.distinct_states), (depth, distinct)
+    print(f"executor code, {args.partitions} partition(s):    {seconds:8.2f} s")
+    print(f"executor code / local engine:    {seconds / local.elapsed_s:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
