@@ -22,29 +22,13 @@ from kraftcheck.checker.bfs import explore
 from kraftcheck.checker.config import build_model, load_config
 
 
-def first_rows(model, job):
-    """The rows of level 1's candidates: the initial states, one empty visited set per partition."""
-    encode_state = worker.encoder(model)
-    fps, ordinals, states, seen = [], [], [], set()
-    for ordinal, state in enumerate(model.init_states()):
-        fp, data = encode_state(state)
-        if fp not in seen:
-            seen.add(fp)
-            fps.append(fp)
-            ordinals.append(ordinal)
-            states.append(data)
-    records = worker.records_batch(fps, [None] * len(fps), ordinals, [None] * len(fps), states)
-    rows = list(worker.blocks(worker.SUCCESSOR, records, job.keys, worker.RECORDS_PER_BLOCK))
-    rows += [worker._batch(worker.VISITED, [key], [None], [None], [None], [b""], [0]) for key in job.keys]
-    return rows
-
-
 def search(model, job) -> tuple[int, int]:
     """(depth, distinct states) of a whole search, every level run partition by partition."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    rows, depth, distinct = first_rows(model, job), 0, 0
+    records, _, _ = worker.initial_records(model)
+    rows, depth, distinct = worker.first_level_rows(records, job.keys), 0, 0
     while True:
         table = pa.Table.from_batches(rows)
         rows, admitted = [], 0

@@ -64,19 +64,16 @@ from .spark_worker import (
     DISTINCT,
     FAIL_ONCE_ENV,
     GENERATED,
-    RECORDS_PER_BLOCK,
     ROW_SCHEMA,
-    SUCCESSOR,
     VISITED,
     Job,
-    blocks,
-    encoder,
     find_parent,
+    first_level_rows,
+    initial_records,
     job_config,
     level_partition,
     partition_keys,
     partition_of,
-    records_batch,
 )
 
 
@@ -289,28 +286,14 @@ class _SparkSearch:
     def _initial_candidates(self):
         """The candidates of level 1: the initial states, deduplicated on the driver, with
         one empty visited set per partition; None when there are none."""
-        encode_state = encoder(self.model)
-        inits = list(self.model.init_states())
-        self.generated = len(inits)
-        seen, fps, ordinals, states = set(), [], [], []
-        for ordinal, state in enumerate(inits):
-            fp, data = encode_state(state)
-            if fp in seen:
-                continue
-            if self.max_states is not None and len(fps) >= self.max_states:
-                self.result.stopped_by = "max_states"
-                break
-            seen.add(fp)
-            fps.append(fp)
-            ordinals.append(ordinal)
-            states.append(data)
-        if not fps:
+        records, self.generated, cut = initial_records(self.model, self.max_states)
+        if cut:
+            self.result.stopped_by = "max_states"
+        if not records.num_rows:
             return None
         keys = partition_keys(self.partitions)
         self.job = Job(**{**self.job.__dict__, "keys": keys})
-        records = records_batch(fps, [None] * len(fps), ordinals, [None] * len(fps), states)
-        rows = [tuple(r.values()) for batch in blocks(SUCCESSOR, records, keys, RECORDS_PER_BLOCK) for r in batch.to_pylist()]
-        rows += [(VISITED, key, None, None, None, b"", 0) for key in keys]
+        rows = [tuple(row.values()) for batch in first_level_rows(records, keys) for row in batch.to_pylist()]
         return self.spark.createDataFrame(rows, ROW_SCHEMA)
 
     def _job(self, **changes) -> Job:

@@ -288,6 +288,37 @@ def blocks(kind: int, records, keys: Sequence[int], per_block: int) -> Iterator:
         yield out.batch()
 
 
+def initial_records(model, max_states: int | None = None):
+    """``(records, generated, cut)``: the model's distinct initial states as candidate records,
+    in order (at most ``max_states`` of them), how many initial states the model gave, and
+    whether ``max_states`` left some out."""
+    encode_state = encoder(model)
+    inits = list(model.init_states())
+    seen, fps, ordinals, states, cut = set(), [], [], [], False
+    for ordinal, state in enumerate(inits):
+        fp, data = encode_state(state)
+        if fp in seen:
+            continue
+        if max_states is not None and len(fps) >= max_states:
+            cut = True
+            break
+        seen.add(fp)
+        fps.append(fp)
+        ordinals.append(ordinal)
+        states.append(data)
+    return records_batch(fps, [None] * len(fps), ordinals, [None] * len(fps), states), len(inits), cut
+
+
+def first_level_rows(records, keys: Sequence[int]) -> list:
+    """The rows level 1 is admitted from: the initial ``records`` in blocks bound for their
+    partitions, and one empty visited set per partition."""
+    rows = list(blocks(SUCCESSOR, records, keys, RECORDS_PER_BLOCK))
+    empty = _Rows()
+    for key in keys:
+        empty.add(VISITED, fp=key, state=b"", n=0)
+    return rows + [empty.batch()]
+
+
 def block_records(batch) -> Iterator:
     """The records of the block rows in ``batch``."""
     for data in batch.column("state").to_pylist():
