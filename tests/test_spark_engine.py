@@ -71,11 +71,17 @@ def test_max_states_bound_is_incomplete(spark):
 
 
 @pytest.mark.parametrize(
-    "options, figures",
-    [({}, (14, 7, None)), ({"max_states": 10}, (10, 5, "max_states"))],
-    ids=["whole", "max-states"],
+    "model_ref, settings, options, figures",
+    [
+        ("tests.models:diehard", {}, {}, (14, 7, None)),  # stops at a violation
+        ("tests.models:countdown", {"start": 3}, {"check_deadlock": False}, (4, 4, None)),  # exhaustive
+        ("tests.models:diehard", {}, {"max_states": 10}, (10, 5, "max_states")),
+        ("tests.models:diehard", {}, {"max_states": 3}, (3, 2, "max_states")),  # at the end of a level
+        ("tests.models:counters", {"n": 3, "limit": 3}, {"max_depth": 4}, (20, 4, "max_depth")),
+    ],
+    ids=["violation", "exhaustive", "max-states", "max-states-at-a-level-end", "max-depth"],
 )
-def test_a_search_leaves_no_checkpoint_behind(spark, options, figures):
+def test_a_search_leaves_no_checkpoint_behind(spark, model_ref, settings, options, figures):
     """Each level's checkpoint is dropped once the next holds its parent records, the last once
     the traces are rebuilt: a session the caller started keeps nothing of the search."""
     from kraftcheck.checker.spark import explore_spark
@@ -84,7 +90,7 @@ def test_a_search_leaves_no_checkpoint_behind(spark, options, figures):
         return spark.spark.sparkContext._jsc.sc().getPersistentRDDs().size()
 
     before = checkpoints()
-    r = explore_spark(CheckConfig(model="tests.models:diehard"), master="local[2]", **options)
+    r = explore_spark(CheckConfig(model=model_ref, settings=settings), master="local[2]", **options)
     assert (r.distinct_states, r.depth, r.stopped_by) == figures
     assert checkpoints() == before
 
