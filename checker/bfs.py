@@ -65,9 +65,10 @@ def explore(
     ``max_states`` caps the number of distinct states, ``max_depth`` the number of states
     on a path; when either stops the search early the result says so (verdict
     ``incomplete``).  The level in which ``max_states`` falls is admitted up to the bound,
-    checked and not expanded; the level before it is expanded in full.  ``stop_on_violation`` stops after the level in which the first
-    violation or deadlock was found; otherwise the search goes on and keeps the shortest
-    counterexample of each invariant.
+    checked and not expanded; the level before it is expanded in full.
+    ``stop_on_violation`` stops after the level in which the first violation or deadlock was
+    found; otherwise the search goes on and keeps the shortest counterexample of each
+    invariant.
     """
     return _Search(model, max_states, max_depth, check_deadlock, stop_on_violation, progress).run()
 

@@ -312,11 +312,9 @@ def initial_records(model, max_states: int | None = None):
 def first_level_rows(records, keys: Sequence[int]) -> list:
     """The rows level 1 is admitted from: the initial ``records`` in blocks bound for their
     partitions, and one empty visited set per partition."""
-    rows = list(blocks(SUCCESSOR, records, keys, RECORDS_PER_BLOCK))
-    empty = _Rows()
-    for key in keys:
-        empty.add(VISITED, fp=key, state=b"", n=0)
-    return rows + [empty.batch()]
+    empty = Visited.of(_no_records())
+    return list(blocks(SUCCESSOR, records, keys, RECORDS_PER_BLOCK)) + [
+        batch for key in keys for batch in visited_rows(key, empty)]
 
 
 def block_records(batch) -> Iterator:
@@ -468,7 +466,6 @@ class Visited:
 def _gather(batches: Iterator):
     """A partition's rows: (its key, its :class:`Visited` set, its candidate record batches)."""
     import pyarrow as pa
-
     import pyarrow.compute as pc
 
     keys, pieces, candidates, marked = set(), [], [], False
