@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import workload  # bench/workload.py, beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -55,19 +57,13 @@ def check(args: list[str], engine: str, master: str | None = None) -> tuple[dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", help="a config file (default: --model's model)")
-    parser.add_argument("--model", default="tests.models:counters", help="MODULE:FACTORY (default: counters)")
-    parser.add_argument("--set", dest="overrides", action="append", help="KEY=VALUE (default: n=12, limit=2)")
+    workload.add_arguments(parser)
     parser.add_argument("--tiny-levels", type=int, default=20, help="levels of the per-level overhead run")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of the three searches; figures are medians")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    if args.config:
-        model_args = [args.config] + [f"--set={o}" for o in args.overrides or []]
-    else:
-        overrides = args.overrides or ["n=12", "limit=2"]
-        model_args = ["--model", args.model] + [f"--set={o}" for o in overrides]
+    model_args = workload.check_arguments(args)
 
     engines = {"local engine": ("local", None), "spark local[1]": ("spark", "local[1]"),
                "spark local[2]": ("spark", "local[2]")}

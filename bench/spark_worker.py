@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import time
 
+import workload  # bench/workload.py, beside this script
+
 from kraftcheck.checker import spark_worker as worker
 from kraftcheck.checker.bfs import explore
-from kraftcheck.checker.config import build_model, load_config
+from kraftcheck.checker.config import ConfigError, build_model, load_config
 
 
 def search(model, job) -> tuple[int, int]:
@@ -46,14 +48,16 @@ def search(model, job) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", help="a config file (default: --model's model)")
-    parser.add_argument("--model", default="tests.models:counters", help="MODULE:FACTORY (default: counters)")
-    parser.add_argument("--set", dest="overrides", action="append", help="KEY=VALUE (default: n=12, limit=2)")
+    workload.add_arguments(parser)
     parser.add_argument("--partitions", type=int, default=1, help="partitions, all run in this process (default 1)")
     args = parser.parse_args()
-    overrides = args.overrides if args.config or args.overrides else ["n=12", "limit=2"]
-    config = load_config(args.config, None if args.config else args.model, overrides)
-    model = build_model(config)
+    if args.partitions < 1:
+        parser.error("--partitions must be at least 1")
+    try:
+        config = load_config(*workload.chosen(args))
+        model = build_model(config)
+    except ConfigError as e:
+        parser.error(str(e))
 
     local = explore(model, check_deadlock=False)
     print(f"{local.distinct_states:,} distinct, {local.generated_states:,} generated, depth {local.depth}")
