@@ -4,7 +4,9 @@ Every run is a ``kraftcheck check`` in a process of its own; the figures are the
 own ``elapsed_s`` (from the JSON summary: Spark's start-up is not in them, it is shown
 apart).  Printed: the local engine, Spark ``local[1]`` and ``local[2]``, the ratios
 ``local[1]/local[2]`` (scaling, target >= 1.6) and ``local engine / Spark local[2]``
-(target > 1), and the cost of a level on a tiny config (a countdown: one state per level).
+(target > 1), and the cost of a level on a tiny config (a countdown: one state per level),
+each level a Spark job of its own (``spark.kraftcheck.narrowLevel=0``), then as by default,
+all in one task.
 
 With ``--repeat N`` the three searches run N times in turn (local, ``local[1]``,
 ``local[2]``, local, ...), so that a drift in the machine's speed touches all three alike;
@@ -34,13 +36,14 @@ import workload  # bench/workload.py, beside this script
 REPO = Path(__file__).resolve().parent.parent
 
 
-def env() -> dict[str, str]:
+def env(**extra: str) -> dict[str, str]:
     return {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), **extra}
 
 
-def check(args: list[str], engine: str, master: str | None = None) -> tuple[dict, float]:
-    """One search in its own process: (JSON summary, wall seconds including start-up)."""
+def check(args: list[str], engine: str, master: str | None = None, **spark_conf: str) -> tuple[dict, float]:
+    """One search in its own process: (JSON summary, wall seconds including start-up); with
+    ``spark_conf``, Spark settings for the session the search starts."""
     with tempfile.TemporaryDirectory() as tmp:
         summary = Path(tmp) / "summary.json"
         command = [sys.executable, "-m", "kraftcheck.checker.cli", "check", *args, "--engine", engine,
@@ -48,7 +51,9 @@ def check(args: list[str], engine: str, master: str | None = None) -> tuple[dict
         if master:
             command += ["--spark-master", master]
         started = time.perf_counter()
-        p = subprocess.run(command, cwd=REPO, env=env(), capture_output=True, text=True)
+        conf = [f"--conf {key}={value}" for key, value in spark_conf.items()]
+        extra = {"PYSPARK_SUBMIT_ARGS": " ".join([*conf, "pyspark-shell"])} if conf else {}
+        p = subprocess.run(command, cwd=REPO, env=env(**extra), capture_output=True, text=True)
         wall = time.perf_counter() - started
         if p.returncode not in (0, 12):
             sys.exit(f"{engine} {master or ''} failed with exit {p.returncode}:\n{p.stderr[-2000:]}")
@@ -92,11 +97,13 @@ def main() -> None:
     print(f"local engine / spark local[2]:          {median['local engine'] / median['spark local[2]']:.2f}  (target > 1)")
 
     tiny = ["--model", "tests.models:countdown", f"--set=start={args.tiny_levels - 1}"]
-    summary, _ = check(tiny, "spark", "local[2]")
-    levels = summary["level_seconds"][1:]  # level 1 also starts the Python workers and builds the model
-    print(f"per-level overhead, spark local[2] (a countdown, one state per level): "
+    by_level, _ = check(tiny, "spark", "local[2]", **{"spark.kraftcheck.narrowLevel": "0"})
+    levels = by_level["level_seconds"][1:]  # level 1 also starts the Python workers and builds the model
+    print(f"per-level overhead, spark local[2] (a countdown, one state per level, a job per level): "
           f"{sum(levels) / len(levels):.2f} s per level over {len(levels)} levels")
-
+    in_one_task, _ = check(tiny, "spark", "local[2]")
+    print(f"the countdown's {args.tiny_levels} levels: {by_level['elapsed_s']:.2f} s a job per level, "
+          f"{in_one_task['elapsed_s']:.2f} s in one task (as by default)")
 
 if __name__ == "__main__":
     main()

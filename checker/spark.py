@@ -29,6 +29,18 @@ of states as one row, so Spark's per-row costs (the JVM's rows, the shuffle's re
 Arrow's conversions) are paid per block, and each visited set is merged where it lives
 instead of being re-hashed by a join at every level.
 
+A job per level costs a fraction of a second however few states the level holds, and a BFS
+starts and ends with many narrow levels.  After a level whose expansion generated few
+transitions (``spark.kraftcheck.narrowLevel``), the next levels run in one task
+(:func:`~.spark_worker.levels_in_one_task`, on the previous level's rows coalesced into one
+partition: no shuffle): it merges every partition's visited set and runs level after level
+while they stay narrow, yielding each level's notes, then the rows of the last level it ran,
+keyed by partition as :func:`~.spark_worker.level_partition` would have left them.  It stops
+at whatever the driver must decide on (a violation, a deadlock, a bad step) and leaves a
+level that would pass ``max_states`` to the level-by-level path, so the driver takes each
+level's notes as it takes a single level's.  Only while the visited set is small enough for
+one worker (:data:`~.spark_session.ONE_TASK_VISITED`).
+
 The driver collects the notes only, never states or fingerprints.  For a violation it walks
 the parent records back, reading one piece of a visited set per level; the counterexample is
 then rebuilt by re-executing the recorded steps (:mod:`.path`), exactly as the local engine
@@ -55,7 +67,14 @@ from .bfs import Progress, ProgressCallback
 from .config import CheckConfig, ConfigError, build_model
 from .path import counterexamples
 from .result import Result
-from .spark_session import PARTITIONS_KEY, SparkHandle, open_session
+from .spark_session import (
+    NARROW_KEY,
+    NARROW_TRANSITIONS,
+    ONE_TASK_VISITED,
+    PARTITIONS_KEY,
+    SparkHandle,
+    open_session,
+)
 from .spark_worker import (
     ADMITTED,
     BAD_STATE,
@@ -66,6 +85,7 @@ from .spark_worker import (
     FAIL_ONCE_ENV,
     GENERATED,
     ROW_SCHEMA,
+    SECONDS,
     VISITED,
     Job,
     find_parent,
@@ -73,6 +93,7 @@ from .spark_worker import (
     initial_records,
     job_config,
     level_partition,
+    levels_in_one_task,
     partition_keys,
     partition_of,
 )
@@ -167,6 +188,16 @@ def _driver_paths() -> tuple[str, ...]:
     return tuple(os.path.abspath(p) for p in paths)
 
 
+def _row_type():
+    """ROW_SCHEMA as a StructType, built in Python: given as a DDL string, the schema would be
+    parsed by the JVM's SQL parser at every level."""
+    from pyspark.sql import types as T
+
+    types = {"tinyint": T.ByteType, "int": T.IntegerType, "bigint": T.LongType, "string": T.StringType,
+             "binary": T.BinaryType}
+    return T.StructType([T.StructField(name, types[kind]()) for name, kind in map(str.split, ROW_SCHEMA.split(","))])
+
+
 class _SparkSearch:
     def __init__(self, handle: SparkHandle, config, model, max_states, max_depth, check_deadlock, stop_on_violation,
                  progress):
@@ -176,8 +207,9 @@ class _SparkSearch:
         # Built once: each Column call is several round trips to the JVM, some of which
         # search every jar on the class path for a name (Spark's per-level driver cost).
         self.is_note = ~F.col("kind").isin(*BLOCK_KINDS)
-        note = F.struct("kind", "fp", "parent", "ordinal", "action", "n")
+        note = F.struct("kind", "fp", "parent", "ordinal", "action", "n", "level")
         self.notes = F.collect_list(F.when(self.is_note, note)).alias("notes")
+        self.row_type = _row_type()
         self.handle = handle
         self.spark = handle.spark
         self.config = config
@@ -196,6 +228,9 @@ class _SparkSearch:
             fail_once=os.environ.get(FAIL_ONCE_ENV) or None,
         )
         self.partitions = self._partitions()
+        self.narrow_transitions = self._setting(NARROW_KEY, NARROW_TRANSITIONS)
+        #: transitions the last level's expansion generated (for the first level: its states)
+        self.last_generated = 0
         self.result = Result(engine="spark")
 
         #: the last level kept (checkpointed): its visited sets hold the parent records of every level
@@ -212,13 +247,20 @@ class _SparkSearch:
         self.started = 0.0
 
     def _partitions(self) -> int:
-        configured = self.spark.conf.get(PARTITIONS_KEY, None)
-        if configured:
-            try:
-                return max(1, int(configured))
-            except ValueError:
-                raise ConfigError(f"{PARTITIONS_KEY} must be an integer, not {configured!r}") from None
-        return self.handle.parallelism()
+        return max(1, self._setting(PARTITIONS_KEY, self.handle.parallelism()))
+
+    def _setting(self, key: str, default: int) -> int:
+        """A whole number set in the session's conf under ``key``; ``default`` when unset."""
+        configured = self.spark.conf.get(key, None)
+        if not configured:
+            return default
+        try:
+            value = int(configured)
+        except ValueError:
+            raise ConfigError(f"{key} must be an integer, not {configured!r}") from None
+        if value < 0:
+            raise ConfigError(f"{key} must not be negative, not {configured!r}")
+        return value
 
     def _configure(self):
         conf = self.spark.conf
@@ -246,31 +288,20 @@ class _SparkSearch:
                 if self._count_new(candidates):
                     self.result.stopped_by = "max_depth"
                 break
-            # The expansion of the level at the depth bound only counts what lies beyond it:
-            # the local engine checks no step property there either.
-            check_steps = self.max_depth is None or self.depth + 1 < self.max_depth
-            level, notes = self._level(candidates, expand=expand, check_steps=check_steps)
-            count = self._admitted(notes)
-            if count == 0:  # nothing new: the search is complete
-                self._release(level)
+            if expand and self._narrow():
+                level, levels = self._levels_in_one_task(candidates)
+                if not levels:  # the next level passes max_states: it is cut level by level
+                    self._release(self.records)
+                    self.records = candidates = level
+                    level, levels = self._one_level(candidates, expand)
+            else:
+                level, levels = self._one_level(candidates, expand)
+            if level is None:  # the search ended before the level
                 break
-            if self.max_states is not None and self.distinct + count > self.max_states:
-                self.result.stopped_by = "max_states"
-                quotas = self._quotas(notes, self.max_states - self.distinct)
-                self._release(level)
-                level, notes = self._level(candidates, expand=False, quotas=quotas)
-                count = self._admitted(notes)
-                if count == 0:  # the bound fell at the end of the last level: no level more
-                    self._release(level)
-                    break
-            self.depth += 1
-            self.distinct += count
             self._release(self.records)
             self.records = level
-            expanded = self._take_notes(notes)
-            level_seconds.append(time.perf_counter() - level_started)
-            self._report_level(count, level_seconds[-1])
-            if not expanded or not expand or self.result.stopped_by is not None:
+            taken = self._take_levels(levels, level_seconds, time.perf_counter() - level_started)
+            if not taken or not expand or self.result.stopped_by is not None:
                 break
             if self._must_stop():
                 # What the level's expansion found (a deadlock, a bad step) stops the search
@@ -278,6 +309,67 @@ class _SparkSearch:
                 expand = False
             candidates = level
         return self._finish(level_seconds)
+
+    def _one_level(self, candidates, expand: bool):
+        """Admit, check and (with ``expand``) expand the next level, one task per partition:
+        (the level, [its notes]); (None, []) when it adds no state, or none under ``max_states``."""
+        # The expansion of the level at the depth bound only counts what lies beyond it:
+        # the local engine checks no step property there either.
+        check_steps = self.max_depth is None or self.depth + 1 < self.max_depth
+        level, notes = self._level(candidates, expand=expand, check_steps=check_steps)
+        count = self._admitted(notes)
+        if count == 0:  # nothing new: the search is complete
+            self._release(level)
+            return None, []
+        if self.max_states is not None and self.distinct + count > self.max_states:
+            self.result.stopped_by = "max_states"
+            quotas = self._quotas(notes, self.max_states - self.distinct)
+            self._release(level)
+            level, notes = self._level(candidates, expand=False, quotas=quotas)
+            if self._admitted(notes) == 0:  # the bound fell at the end of the last level: no level more
+                self._release(level)
+                return None, []
+        return level, [notes]
+
+    def _narrow(self) -> bool:
+        """Whether the next levels run in one task: the last one generated few transitions
+        and the visited set is small enough for one worker to hold."""
+        return 0 < self.last_generated <= self.narrow_transitions and self.distinct <= ONE_TASK_VISITED
+
+    def _levels_in_one_task(self, candidates):
+        """Run the next levels in one task while they stay narrow (:func:`levels_in_one_task`):
+        (the last level run, [each level's notes]); the levels end where the task stopped."""
+        levels = 1 << 30 if self.max_depth is None else self.max_depth - self.depth
+        job = self._job(
+            levels=levels,
+            step_levels=levels if self.max_depth is None else levels - 1,
+            narrow=self.narrow_transitions,
+            max_new=None if self.max_states is None else self.max_states - self.distinct,
+        )
+        level, notes = self._checkpointed(
+            candidates.coalesce(1).mapInArrow(functools.partial(levels_in_one_task, job), self.row_type))
+        by_level: dict[int, list] = {}
+        for row in notes:
+            by_level.setdefault(row.level, []).append(row)
+        return level, [by_level[i] for i in sorted(by_level)]
+
+    def _take_levels(self, levels, level_seconds, seconds: float) -> bool:
+        """Take in the notes of the levels a job ran, reporting each; False when the search
+        ends with them (nothing new, or a violated invariant that stops it)."""
+        measured = [sum(row.n for row in notes if row.kind == SECONDS) / 1e6 for notes in levels]
+        for i, notes in enumerate(levels):
+            count = self._admitted(notes)
+            if count == 0:
+                return False
+            self.depth += 1
+            self.distinct += count
+            expanded = self._take_notes(notes)
+            # A task running several levels times each; what the job cost besides goes to its first.
+            level_seconds.append(measured[i] + (seconds - sum(measured) if i == 0 else 0.0))
+            self._report_level(count, level_seconds[-1])
+            if not expanded:
+                return False
+        return True
 
     def _must_stop(self) -> bool:
         if self.result.stopped_by is not None:
@@ -289,6 +381,7 @@ class _SparkSearch:
         """The candidates of level 1: the initial states, deduplicated on the driver, with
         one empty visited set per partition; None when there are none."""
         records, self.generated, cut = initial_records(self.model, self.max_states)
+        self.last_generated = records.num_rows
         if cut:
             self.result.stopped_by = "max_states"
         if not records.num_rows:
@@ -296,12 +389,14 @@ class _SparkSearch:
         keys = partition_keys(self.partitions)
         self.job = Job(**{**self.job.__dict__, "keys": keys})
         rows = [tuple(row.values()) for batch in first_level_rows(records, keys) for row in batch.to_pylist()]
-        return self.spark.createDataFrame(rows, ROW_SCHEMA)
+        return self.spark.createDataFrame(rows, self.row_type)
 
     def _job(self, **changes) -> Job:
         skip_invariants = frozenset(i for i, n in enumerate(self.invariant_names) if n in self.bad_states)
         skip_steps = frozenset(i for i, n in enumerate(self.step_names) if n in self.bad_steps)
-        return Job(**{**self.job.__dict__, "skip_invariants": skip_invariants, "skip_steps": skip_steps, **changes})
+        return Job(**{**self.job.__dict__, "skip_invariants": skip_invariants, "skip_steps": skip_steps,
+                      # only the first deadlock is reported
+                      "check_deadlock": self.check_deadlock and self.deadlocked is None, **changes})
 
     def _partitioned(self, candidates, job: Job):
         """The level admitted from ``candidates`` (the previous level's rows): the candidates
@@ -309,17 +404,19 @@ class _SparkSearch:
         previous level's notes travel along (a filter would be one more plan for the driver to
         build at every level) and are skipped by the workers."""
         carried = candidates.repartition(self.partitions, "fp")
-        return carried.mapInArrow(functools.partial(level_partition, job), ROW_SCHEMA)
+        return carried.mapInArrow(functools.partial(level_partition, job), self.row_type)
 
     def _level(self, candidates, **changes):
-        """Admit, check and expand one level: (the level, checkpointed; its notes).
+        """Admit, check and expand one level, one task per partition: (the level, checkpointed; its notes)."""
+        return self._checkpointed(self._partitioned(candidates, self._job(**changes)))
 
-        In classic Spark this is one job of two stages (the shuffle of the candidates by key,
-        then :func:`level_partition`): the notes are observed while the level is
-        checkpointed.  Spark Connect hands back no observations for a checkpoint, so there
+    def _checkpointed(self, level):
+        """``level`` computed and checkpointed: (it, its notes).
+
+        In classic Spark this is one job (the notes are observed while the level is
+        checkpointed).  Spark Connect hands back no observations for a checkpoint, so there
         the notes are read back from the checkpoint.
         """
-        level = self._partitioned(candidates, self._job(**changes))
         if self.handle.is_connect:
             level = level.localCheckpoint(eager=True)
             return level, level.filter(self.is_note).collect()
@@ -382,8 +479,10 @@ class _SparkSearch:
                 self.distinct_by_action[row.action] += row.n
         if self.bad_states and self.stop_on_violation:
             return False
+        self.last_generated = 0
         for row in notes:
             if row.kind == GENERATED:
+                self.last_generated += row.n
                 self.generated += row.n
                 self.generated_by_action[row.action] += row.n
             elif row.kind == DEADLOCK and self.check_deadlock and self.deadlocked is None:

@@ -35,6 +35,14 @@ LOCAL_TASK_ATTEMPTS = 2
 DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 #: A Spark conf key that sets the number of fingerprint partitions.
 PARTITIONS_KEY = "spark.kraftcheck.partitions"
+#: A Spark conf key: after a level whose expansion generated at most this many transitions,
+#: the next levels run in one task while they stay so narrow (0: every level a job of its own).
+NARROW_KEY = "spark.kraftcheck.narrowLevel"
+#: Its default: about where two cores gain on a level what a Spark job per level costs.
+NARROW_TRANSITIONS = 25_000
+#: The levels run in one task only while the visited set has at most this many states
+#: (one worker holds them all: 24 bytes each).
+ONE_TASK_VISITED = 4_000_000
 
 _LOCAL = re.compile(r"^local(\[(?P<threads>\*|\d+)(,(?P<failures>\d+))?\])?$")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,19 @@ def alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@contextmanager
+def narrow_level(handle, value: str | None):
+    """The session's ``spark.kraftcheck.narrowLevel`` set to ``value`` (None: its default) meanwhile."""
+    from kraftcheck.checker.spark_session import NARROW_KEY
+
+    if value is not None:
+        handle.spark.conf.set(NARROW_KEY, value)
+    try:
+        yield
+    finally:
+        handle.spark.conf.unset(NARROW_KEY)
 
 
 @pytest.fixture(scope="module")

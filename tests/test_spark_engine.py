@@ -12,7 +12,7 @@ import pytest
 
 from kraftcheck.checker.bfs import explore
 from kraftcheck.checker.config import CheckConfig, build_model
-from tests.spark_helpers import assert_same, local_spark  # noqa: F401  (a fixture)
+from tests.spark_helpers import assert_same, local_spark, narrow_level  # noqa: F401  (a fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::FutureWarning")]
 
@@ -49,10 +49,53 @@ CASES = {
 }
 
 
+#: How the levels run (``spark.kraftcheck.narrowLevel``): each in a job of its own; narrow ones
+#: (at most 3 transitions) in one task and the others not, the search going back and forth;
+#: as by default, where every toy model's search runs in one task.
+NARROW_LEVEL = {"a-job-per-level": "0", "mixed": "3", "default": None}
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_same_figures_as_the_local_engine(spark, case):
+@pytest.mark.parametrize("levels", sorted(NARROW_LEVEL))
+def test_same_figures_as_the_local_engine(spark, levels, case):
     model_ref, settings, options = CASES[case]
-    both(spark, model_ref, settings, **options)
+    with narrow_level(spark, NARROW_LEVEL[levels]):
+        both(spark, model_ref, settings, **options)
+
+
+@pytest.mark.parametrize("narrow, jobs", [("0", 6), ("3", 5), (None, 1)])
+def test_narrow_levels_run_in_one_job(spark, narrow, jobs):
+    """Two counters 0..2: levels of 1, 2, 3, 2, 1 states generating 2, 6, 8, 6, 2 transitions (25
+    generated states with the initial one),
+    then a level that adds none.  A job per level; or, narrow levels being those of at most 3
+    transitions, levels 1-2 in one job (the second is wide), 3, 4 and 5 a job each, the empty
+    level one more; by default, one job for all."""
+    from kraftcheck.checker.spark import explore_spark
+
+    context = spark.spark.sparkContext
+    group = f"narrow-levels-{narrow}"
+    context.setJobGroup(group, "a test counts this group's jobs")
+    try:
+        with narrow_level(spark, narrow):
+            r = explore_spark(CheckConfig(model="tests.models:counters", settings={"n": 2, "limit": 2}),
+                              master="local[2]")
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    assert (r.distinct_states, r.generated_states, r.depth, len(r.level_seconds)) == (9, 25, 5, 5)
+    assert len(context.statusTracker().getJobIdsForGroup(group)) == jobs
+
+
+@pytest.mark.parametrize("value, error", [
+    ("-1", "spark.kraftcheck.narrowLevel must not be negative, not '-1'"),
+    ("many", "spark.kraftcheck.narrowLevel must be an integer, not 'many'"),
+])
+def test_a_bad_narrow_level_is_a_clear_error(spark, value, error):
+    from kraftcheck.checker.config import ConfigError
+    from kraftcheck.checker.spark import explore_spark
+
+    with narrow_level(spark, value), pytest.raises(ConfigError) as raised:
+        explore_spark(CheckConfig(model="tests.models:countdown"), master="local[2]")
+    assert str(raised.value) == error
 
 
 def test_diehard_exact_figures(spark):
@@ -203,48 +246,3 @@ def test_partition_keys_go_where_spark_hash_partitioning_sends_them(spark):
         keys = partition_keys(partitions)
         placed = session.range(1).select(*[F.expr(f"pmod(hash(cast({k} as bigint)), {partitions})") for k in keys])
         assert list(placed.collect()[0]) == list(range(partitions))
-
-
-def test_admission_keeps_the_least_parent_and_skips_the_visited():
-    """A partition's admission, without Spark: one record per new fingerprint, the least
-    ``(parent, ordinal)`` whatever the order of the candidates, none already visited, sorted,
-    and the visited set grown by exactly those."""
-    import numpy as np
-
-    from kraftcheck.checker.spark_worker import Visited, admit, records_batch
-
-    visited = Visited(np.array([5, 20], np.int64), np.array([0, 5], np.int64), np.array([0, 1], np.int32))
-    first = records_batch([30, 20, 7], [9, 9, 9], [2, 0, 1], ["A", "B", "C"], [b"x", b"y", b"z"])
-    second = records_batch([7, 30, 30], [8, 9, 3], [4, 0, 5], ["D", "E", "F"], [b"p", b"q", b"r"])
-    for candidates in ([first, second], [second, first]):
-        admitted, grown = admit(visited, candidates)
-        assert admitted.column("fp").to_pylist() == [7, 30]
-        assert admitted.column("parent").to_pylist() == [8, 3]
-        assert admitted.column("action").to_pylist() == ["D", "F"]
-        assert grown.fp.tolist() == [5, 7, 20, 30]
-        assert grown.parent.tolist() == [0, 8, 5, 3] and grown.ordinal.tolist() == [0, 4, 1, 5]
-    admitted, grown = admit(visited, [first, second], quota=1)
-    assert admitted.column("fp").to_pylist() == [7] and grown.fp.tolist() == [5, 7, 20]
-
-
-def test_visited_pieces_bear_their_least_fingerprint_and_hold_the_parent_records():
-    """A visited set goes out in pieces of VISITED_PER_ROW records, each row's ``parent`` its
-    least fingerprint (what a counterexample's lookup picks the piece by); a piece finds the
-    parent records it holds and no others."""
-    import numpy as np
-
-    from kraftcheck.checker.spark_worker import VISITED, VISITED_PER_ROW, Visited, find_parent, visited_rows
-
-    count = 2 * VISITED_PER_ROW + 1000
-    fps = np.arange(count, dtype=np.int64) * 3 - 100_000
-    visited = Visited(fps, fps + 1, (np.arange(count) % 7).astype(np.int32))
-    [rows] = list(visited_rows(42, visited))
-    assert rows.column("kind").to_pylist() == [VISITED] * 3 and rows.column("fp").to_pylist() == [42] * 3
-    assert rows.column("n").to_pylist() == [VISITED_PER_ROW, VISITED_PER_ROW, 1000]
-    assert rows.column("parent").to_pylist() == [int(fps[0]), int(fps[VISITED_PER_ROW]), int(fps[2 * VISITED_PER_ROW])]
-    pieces = rows.column("state").to_pylist()
-    wanted = int(fps[VISITED_PER_ROW + 5])
-    assert find_parent(wanted, pieces[1]) == (wanted + 1, (VISITED_PER_ROW + 5) % 7)
-    assert find_parent(wanted, pieces[0]) is None and find_parent(wanted + 1, pieces[1]) is None
-    [empty] = list(visited_rows(42, Visited(fps[:0], fps[:0], np.zeros(0, np.int32))))
-    assert empty.column("n").to_pylist() == [0] and empty.column("parent").to_pylist() == [None]

@@ -1,7 +1,8 @@
 """The Spark engine on the Kafka model: ci.toml and every mutant, against the local engine.
 
 Each mutant is checked at the smallest config that catches it (tests/test_kafka_model.py's
-table), as the Kafka tests check it.
+table), as the Kafka tests check it; each check both with a job per level and with narrow
+levels run several in one task.
 """
 
 from __future__ import annotations
@@ -11,10 +12,21 @@ import pytest
 from kraftcheck.checker.bfs import explore
 from kraftcheck.checker.config import build_model, load_config
 from kraftcheck.model import MUTANTS
-from tests.spark_helpers import REPO, assert_same, local_spark  # noqa: F401  (a fixture)
+from tests.spark_helpers import REPO, assert_same, local_spark, narrow_level  # noqa: F401  (a fixture)
 from tests.test_kafka_model import CAUGHT
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::FutureWarning")]
+
+
+#: How the levels run: each in a job of its own; as by default (narrow levels several in one
+#: task: on ci.toml the first and last levels, on a mutant's small config most or all of them).
+NARROW_LEVEL = {"a-job-per-level": "0", "default": None}
+
+
+@pytest.fixture(params=sorted(NARROW_LEVEL))
+def levels(local_spark, request):
+    with narrow_level(local_spark, NARROW_LEVEL[request.param]):
+        yield request.param
 
 
 def both(name: str, **settings):
@@ -28,7 +40,7 @@ def both(name: str, **settings):
     return local, spark
 
 
-def test_ci_config_same_figures(local_spark):
+def test_ci_config_same_figures(levels):
     _, spark = both("ci")
     assert spark.verdict == "ok" and spark.distinct_states == 141597 and spark.depth == 48
 
@@ -38,7 +50,7 @@ def test_every_mutant_is_covered():
 
 
 @pytest.mark.parametrize("mutant", sorted(CAUGHT))
-def test_mutant_same_verdict_and_trace_lengths(local_spark, mutant):
+def test_mutant_same_verdict_and_trace_lengths(levels, mutant):
     name, invariant, length = CAUGHT[mutant]
     _, spark = both(name, mutant=mutant)
     assert spark.verdict == "violation"
