@@ -273,6 +273,9 @@ class _SparkSearch:
         # retried map task writing other rows; the engine's shuffles read a checkpoint, so a
         # retry writes the same rows.
         conf.set("spark.sql.shuffle.orderIndependentChecksum.enabled", "false")
+        # A level's plan is a few operators over a few thousand rows (blocks): compiling it to
+        # Java costs more than interpreting it.
+        conf.set("spark.sql.codegen.wholeStage", "false")
 
     # ---------------------------------------------------------------- the search
 

@@ -33,6 +33,11 @@ LOCAL_TASK_ATTEMPTS = 2
 #: search, and C2's compilation of Spark's code cost as much CPU as it ever saved (about a
 #: tenth of a two-core machine on the default config): C1 alone compiles fast enough to pay off.
 DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+#: Shuffle settings of a session the engine starts.  What the engine shuffles is already
+#: compressed (blocks of states, by the workers) or incompressible (fingerprints), so Spark's
+#: own compression would only cost the JVM CPU; so would the checksums kept to diagnose a
+#: corrupt shuffle file.
+SHUFFLE_SETTINGS = {"spark.shuffle.compress": "false", "spark.shuffle.checksum.enabled": "false"}
 #: A Spark conf key that sets the number of fingerprint partitions.
 PARTITIONS_KEY = "spark.kraftcheck.partitions"
 #: A Spark conf key: after a level whose expansion generated at most this many transitions,
@@ -184,6 +189,8 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
     builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
     builder = builder.config("spark.log.level", "ERROR").config("spark.locality.wait", "0s")
     builder = builder.config("spark.driver.defaultJavaOptions", DRIVER_JAVA_OPTIONS)
+    for key, value in SHUFFLE_SETTINGS.items():
+        builder = builder.config(key, value)
     if loopback:
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
         builder = builder.config("spark.driver.host", LOOPBACK).config("spark.driver.bindAddress", LOOPBACK)

@@ -91,7 +91,7 @@ def test_bad_local_master_is_exit_2():
 def test_ctrl_c_stops_the_job_and_leaves_no_process(tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "kraftcheck.checker.cli", "check", "--model", "tests.models:counters",
-         "--set", "n=5", "--set", "limit=6", "--engine", "spark", "--spark-master", "local[2]",
+         "--set", "n=6", "--set", "limit=6", "--engine", "spark", "--spark-master", "local[2]",
          "--trace-dir", str(tmp_path)],
         cwd=REPO, env=loopback_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )

@@ -144,6 +144,11 @@ def test_the_driver_jvm_the_engine_starts_compiles_with_c1_only(spark):
     assert "-XX:TieredStopAtLevel=1" in arguments
 
 
+def test_a_session_the_engine_starts_shuffles_without_compression_or_checksums(spark):
+    conf = spark.spark.sparkContext.getConf()
+    assert conf.get("spark.shuffle.compress") == "false" and conf.get("spark.shuffle.checksum.enabled") == "false"
+
+
 def test_progress_has_one_line_per_level(spark, capsys):
     from kraftcheck.checker.spark import explore_spark
 
