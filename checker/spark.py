@@ -347,6 +347,7 @@ class _SparkSearch:
             levels=levels,
             step_levels=levels if self.max_depth is None else levels - 1,
             narrow=self.narrow_transitions,
+            max_visited=ONE_TASK_VISITED,
             max_new=None if self.max_states is None else self.max_states - self.distinct,
         )
         level, notes = self._checkpointed(

@@ -116,6 +116,8 @@ class Job:
     step_levels: int = 1
     #: ... stopping after a level that generated more transitions than this ...
     narrow: int = 0
+    #: ... or that leaves the visited set with more states than this (what one worker holds) ...
+    max_visited: int | None = None
     #: ... and before a level that would admit more states in all than this (``max_states``)
     max_new: int | None = None
 
@@ -444,9 +446,9 @@ def levels_in_one_task(job: Job, batches: Iterator) -> Iterator:
     The task merges every partition's visited set and runs up to ``job.levels`` levels as
     :func:`level_partition` runs one, yielding each level's notes with its ``level``.  It
     stops after a level that admits nothing, finds anything (a bad state, a bad step, a
-    deadlock: what follows is the driver's to decide), or generates more than ``job.narrow``
-    transitions; it leaves to the level-by-level path a level that would admit more than
-    ``job.max_new`` states in all.  Then it yields what :func:`level_partition` would have
+    deadlock: what follows is the driver's to decide), generates more than ``job.narrow``
+    transitions, or leaves more than ``job.max_visited`` states visited; it leaves to the
+    level-by-level path a level that would admit more than ``job.max_new`` states in all.  Then it yields what :func:`level_partition` would have
     yielded for the last level it ran, over all partitions: their visited sets and the
     successors bound for them.
     """
@@ -480,6 +482,8 @@ def levels_in_one_task(job: Job, batches: Iterator) -> Iterator:
         notes.add(SECONDS, n=round((time.perf_counter() - started) * 1e6))
         yield notes.batch()
         if not admitted.num_rows or found or generated > job.narrow:
+            break
+        if job.max_visited is not None and len(visited.fp) > job.max_visited:
             break
     part = partition_of(visited.fp, partitions)
     for p, key in enumerate(job.keys):

@@ -85,6 +85,24 @@ def test_narrow_levels_run_in_one_job(spark, narrow, jobs):
     assert len(context.statusTracker().getJobIdsForGroup(group)) == jobs
 
 
+def test_levels_run_in_one_task_only_while_one_worker_can_hold_the_visited_set(spark, monkeypatch):
+    """Two counters 0..2 (1, 3, 6, 8, 9 states visited after each level), at most 3 states in
+    one task: levels 1-3 in one job (the third leaves 6), then 4, 5 and the empty level 6 a
+    job each."""
+    from kraftcheck.checker import spark as engine
+
+    monkeypatch.setattr(engine, "ONE_TASK_VISITED", 3)
+    context = spark.spark.sparkContext
+    context.setJobGroup("one-task-visited", "a test counts this group's jobs")
+    try:
+        r = engine.explore_spark(CheckConfig(model="tests.models:counters", settings={"n": 2, "limit": 2}),
+                                 master="local[2]")
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    assert (r.distinct_states, r.depth) == (9, 5)
+    assert len(context.statusTracker().getJobIdsForGroup("one-task-visited")) == 4
+
+
 @pytest.mark.parametrize("value, error", [
     ("-1", "spark.kraftcheck.narrowLevel must not be negative, not '-1'"),
     ("many", "spark.kraftcheck.narrowLevel must be an integer, not 'many'"),

@@ -195,3 +195,8 @@ def test_levels_in_one_task_check_steps_only_where_told(step_levels, last_level,
 def test_levels_in_one_task_run_at_most_levels():
     rows = run_levels(first_rows(*COUNTERS), *COUNTERS, levels=3)
     assert sorted(notes(rows)) == [0, 1, 2] and sum(held(rows, worker.SUCCESSOR).values()) == 2
+
+
+def test_levels_in_one_task_stop_after_a_level_that_leaves_too_many_states_visited():
+    rows = run_levels(first_rows(*COUNTERS), *COUNTERS, max_visited=3)
+    assert sorted(notes(rows)) == [0, 1, 2] and sum(held(rows, worker.VISITED).values()) == 6
