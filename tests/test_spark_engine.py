@@ -167,6 +167,27 @@ def test_a_session_the_engine_starts_shuffles_without_compression_or_checksums(s
     assert conf.get("spark.shuffle.compress") == "false" and conf.get("spark.shuffle.checksum.enabled") == "false"
 
 
+def test_a_local_session_the_engine_starts_has_a_2g_driver_unless_told_otherwise(spark, tmp_path):
+    from kraftcheck.checker.spark_session import driver_memory_configured
+
+    assert spark.spark.sparkContext.getConf().get("spark.driver.memory") == "2g"
+    home = tmp_path / "spark"
+    (home / "conf").mkdir(parents=True)
+    assert not driver_memory_configured({"SPARK_HOME": str(home)})
+    assert driver_memory_configured({"SPARK_HOME": str(home), "SPARK_DRIVER_MEMORY": "4g"})
+    assert driver_memory_configured({"SPARK_HOME": str(home), "PYSPARK_SUBMIT_ARGS": "--driver-memory 4g pyspark-shell"})
+    assert driver_memory_configured(
+        {"SPARK_HOME": str(home), "PYSPARK_SUBMIT_ARGS": "--conf spark.driver.memory=4g pyspark-shell"})
+    (home / "conf" / "spark-defaults.conf").write_text("spark.executor.memory 1g\n")
+    assert not driver_memory_configured({"SPARK_HOME": str(home)})
+    (home / "conf" / "spark-defaults.conf").write_text("spark.executor.memory 1g\nspark.driver.memory  8g\n")
+    assert driver_memory_configured({"SPARK_HOME": str(home)})
+    other = tmp_path / "conf"
+    other.mkdir()
+    (other / "spark-defaults.conf").write_text("spark.driver.memory 8g\n")
+    assert driver_memory_configured({"SPARK_HOME": str(tmp_path / "none"), "SPARK_CONF_DIR": str(other)})
+
+
 def test_progress_has_one_line_per_level(spark, capsys):
     from kraftcheck.checker.spark import explore_spark
 
