@@ -14,20 +14,20 @@ row where its fingerprints belong.  A level's checkpointed DataFrame holds, per 
   (:data:`~.spark_worker.SUCCESSOR` blocks of ``(fp, parent, ordinal, action, state)``);
 - the notes for the driver: violations, deadlocks, counts.
 
-Each level is one Spark job of two stages: the previous level's rows are shuffled by key
-(its notes, keyed by nothing, go along and are skipped), then :func:`~.spark_worker.level_partition` runs on each partition
-(``mapInArrow``, in the executors' Python workers, where the model is rebuilt from the
-config): it anti-joins the candidates with the partition's visited set in numpy (a new
-fingerprint keeps its least ``(parent, ordinal)``, so the outcome does not depend on the
-order rows arrive in), grows the visited set, checks the invariants on the new states, checks
-the step properties on their transitions, finds deadlocks and generates their successors.
-The result is checkpointed (``localCheckpoint``: kept on the executors, the lineage cut);
-only the last level is kept, since its visited sets hold every level's parent records (the
-one before is unpersisted at once), so what Spark holds grows with the states reached, not
-with the depth.  A block moves thousands
-of states as one row, so Spark's per-row costs (the JVM's rows, the shuffle's records,
-Arrow's conversions) are paid per block, and each visited set is merged where it lives
-instead of being re-hashed by a join at every level.
+Each wide level is one Spark job of two stages: the previous level's rows are shuffled by
+key (its notes, keyed by nothing, go along and are skipped), then
+:func:`~.spark_worker.level_partition` runs on each partition (``mapInArrow``, in the
+executors' Python workers, where the model is rebuilt from the config): it anti-joins the
+candidates with the partition's visited set in numpy (a new fingerprint keeps its least
+``(parent, ordinal)``, so the outcome does not depend on the order rows arrive in), grows
+the visited set, checks the invariants on the new states, checks the step properties on
+their transitions, finds deadlocks and generates their successors.  The result is
+checkpointed (``localCheckpoint``: kept on the executors, the lineage cut); only the last
+level is kept, since its visited sets hold every level's parent records (the one before is
+unpersisted at once), so what Spark holds grows with the states reached, not with the depth.
+A block moves thousands of states as one row, so Spark's per-row costs (the JVM's rows, the
+shuffle's records, Arrow's conversions) are paid per block, and each visited set is merged
+where it lives instead of being re-hashed by a join at every level.
 
 A job per level costs a fraction of a second however few states the level holds, and a BFS
 starts and ends with many narrow levels.  After a level whose expansion generated few
