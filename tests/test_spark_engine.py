@@ -167,6 +167,20 @@ def test_a_session_the_engine_starts_shuffles_without_compression_or_checksums(s
     assert conf.get("spark.shuffle.compress") == "false" and conf.get("spark.shuffle.checksum.enabled") == "false"
 
 
+def test_a_session_the_engine_starts_talks_to_its_python_workers_over_a_unix_socket(spark, tmp_path):
+    from kraftcheck.checker.spark_session import WORKER_SOCKET_SETTING, configured
+
+    key, value = WORKER_SOCKET_SETTING
+    assert spark.spark.sparkContext.getConf().get(key) == value == "true"
+    home = tmp_path / "spark"
+    (home / "conf").mkdir(parents=True)
+    assert not configured({"SPARK_HOME": str(home)}, key)
+    assert configured({"SPARK_HOME": str(home), "PYSPARK_SUBMIT_ARGS": f"--conf {key}=false pyspark-shell"}, key)
+    (home / "conf" / "spark-defaults.conf").write_text(f"{key} false\n")
+    assert configured({"SPARK_HOME": str(home)}, key)
+    assert not configured({"SPARK_HOME": str(home)}, "spark.driver.memory")
+
+
 def test_a_local_session_the_engine_starts_has_a_2g_driver_unless_told_otherwise(spark, tmp_path):
     from kraftcheck.checker.spark_session import driver_memory_configured
 

@@ -200,3 +200,23 @@ def test_levels_in_one_task_run_at_most_levels():
 def test_levels_in_one_task_stop_after_a_level_that_leaves_too_many_states_visited():
     rows = run_levels(first_rows(*COUNTERS), *COUNTERS, max_visited=3)
     assert sorted(notes(rows)) == [0, 1, 2] and sum(held(rows, worker.VISITED).values()) == 6
+
+
+def test_a_worker_freezes_what_it_keeps_once_the_model_is_built():
+    """PySpark's daemon collects garbage after every task: the modules and the model, built
+    once per worker, are frozen out of those collections (built once, frozen once)."""
+    import gc
+
+    config = CheckConfig(model="tests.models:counters", settings={"n": 2, "limit": 5})
+    job = worker.Job(config_json=worker.job_config(config))
+    worker._MODELS.pop(job.config_json, None)
+    gc.unfreeze()
+    try:
+        model = worker.model_for(job)
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        gc.unfreeze()
+        assert worker.model_for(job) is model and gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
+        worker._MODELS.pop(job.config_json, None)
