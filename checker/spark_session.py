@@ -42,11 +42,6 @@ SHUFFLE_SETTINGS = {"spark.shuffle.compress": "false", "spark.shuffle.checksum.e
 #: Spark's 1 GB, G1 runs concurrent cycles all through a search of a million states (over the
 #: checkpointed level and the shuffle's buffers), a fifth of the JVM's CPU; with 2 GB, none.
 LOCAL_DRIVER_MEMORY = "2g"
-#: How the JVM talks to its Python workers in a session the engine starts, unless the
-#: environment says otherwise: over a Unix domain socket.  On loopback TCP the JVM's last
-#: small write of a task's input waits for the worker's delayed acknowledgement (Nagle's
-#: algorithm), 40 ms per task, about a third of what a level costs beyond its work.
-WORKER_SOCKET_SETTING = ("spark.python.unix.domain.socket.enabled", "true")
 #: A Spark conf key that sets the number of fingerprint partitions.
 PARTITIONS_KEY = "spark.kraftcheck.partitions"
 #: A Spark conf key: after a level whose expansion generated at most this many transitions,
@@ -117,20 +112,14 @@ def driver_memory_configured(environ) -> bool:
     ``SPARK_DRIVER_MEMORY``, ``PYSPARK_SUBMIT_ARGS`` or a ``spark-defaults.conf``."""
     if environ.get("SPARK_DRIVER_MEMORY"):
         return True
-    return "--driver-memory" in environ.get("PYSPARK_SUBMIT_ARGS", "") or configured(environ, "spark.driver.memory")
-
-
-def configured(environ, key: str) -> bool:
-    """Whether the Spark setting ``key`` is set for a session started from this environment:
-    in ``PYSPARK_SUBMIT_ARGS`` or in the ``spark-defaults.conf`` of ``SPARK_CONF_DIR`` or of
-    Spark's home (``SPARK_HOME``, else the pyspark package)."""
-    if key in environ.get("PYSPARK_SUBMIT_ARGS", ""):
+    submit_args = environ.get("PYSPARK_SUBMIT_ARGS", "")
+    if "--driver-memory" in submit_args or "spark.driver.memory" in submit_args:
         return True
     conf_dirs = [environ.get("SPARK_CONF_DIR"), os.path.join(environ.get("SPARK_HOME") or _pyspark_home(), "conf")]
     for conf_dir in filter(None, conf_dirs):
         try:
             with open(os.path.join(conf_dir, "spark-defaults.conf")) as defaults:
-                if any(line.split()[:1] == [key] for line in defaults):
+                if any(line.split()[:1] == ["spark.driver.memory"] for line in defaults):
                     return True
         except OSError:
             continue
@@ -233,9 +222,6 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
         builder = builder.config(key, value)
     if kind == "local" and not driver_memory_configured(os.environ):
         builder = builder.config("spark.driver.memory", LOCAL_DRIVER_MEMORY)
-    key, value = WORKER_SOCKET_SETTING
-    if hasattr(socket, "AF_UNIX") and not configured(os.environ, key):
-        builder = builder.config(key, value)
     if loopback:
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
         builder = builder.config("spark.driver.host", LOOPBACK).config("spark.driver.bindAddress", LOOPBACK)
