@@ -497,6 +497,15 @@ def levels_in_one_task(job: Job, batches: Iterator) -> Iterator:
         yield from blocks(SUCCESSOR, pa.Table.from_batches(candidates), job.keys, RECORDS_PER_BLOCK)
 
 
+def warm_up(job: Job, batches: Iterator) -> Iterator:
+    """Build the model in this Python worker and yield nothing (``mapInArrow`` of a few rows):
+    a worker started while the first levels run in one task is ready for the first wide one."""
+    for _ in batches:
+        pass
+    model_for(job)
+    yield from ()
+
+
 def _examine(job: Job, admitted, *, expand: bool, check_steps: bool, level: int | None = None) -> Iterator:
     """Check the invariants on the ``admitted`` records and, with ``expand``, generate their
     successors: yields ``(the new successor records or None, notes)`` per block of states,

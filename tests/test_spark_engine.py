@@ -85,6 +85,29 @@ def test_narrow_levels_run_in_one_job(spark, narrow, jobs):
     assert len(context.statusTracker().getJobIdsForGroup(group)) == jobs
 
 
+@pytest.mark.parametrize("narrow, warmed", [(None, True), ("0", False)])
+def test_workers_are_started_beside_the_first_levels_run_in_one_task(spark, monkeypatch, narrow, warmed):
+    """While the first levels run in one task, a job of one task per partition (a shuffle
+    after it) starts the other Python workers; it has ended (or been cancelled) when the search
+    returns.  When
+    the first level is a job of its own there is nothing to start beside it."""
+    from kraftcheck.checker import spark as engine
+
+    started, warm_up = [], engine._WarmUp
+    monkeypatch.setattr(engine, "_WarmUp", type("Noted", (warm_up,), {
+        "__init__": lambda self, *args: started.append(self) or warm_up.__init__(self, *args)}))
+    with narrow_level(spark, narrow):
+        r = engine.explore_spark(CheckConfig(model="tests.models:counters", settings={"n": 2, "limit": 2}),
+                                 master="local[2]")
+    assert (r.distinct_states, r.depth) == (9, 5)
+    tracker = spark.spark.sparkContext.statusTracker()
+    assert list(tracker.getActiveJobsIds()) == []
+    assert len(started) == int(warmed)
+    for warming in started:
+        [job] = tracker.getJobIdsForGroup(warming.group)
+        assert len(tracker.getJobInfo(job).stageIds) == 2  # done or cancelled: no job is active
+
+
 def test_levels_run_in_one_task_only_while_one_worker_can_hold_the_visited_set(spark, monkeypatch):
     """Two counters 0..2 (1, 3, 6, 8, 9 states visited after each level), at most 3 states in
     one task: levels 1-3 in one job (the third leaves 6), then 4, 5 and the empty level 6 a
@@ -165,20 +188,6 @@ def test_the_driver_jvm_the_engine_starts_compiles_with_c1_only(spark):
 def test_a_session_the_engine_starts_shuffles_without_compression_or_checksums(spark):
     conf = spark.spark.sparkContext.getConf()
     assert conf.get("spark.shuffle.compress") == "false" and conf.get("spark.shuffle.checksum.enabled") == "false"
-
-
-def test_a_session_the_engine_starts_talks_to_its_python_workers_over_a_unix_socket(spark, tmp_path):
-    from kraftcheck.checker.spark_session import WORKER_SOCKET_SETTING, configured
-
-    key, value = WORKER_SOCKET_SETTING
-    assert spark.spark.sparkContext.getConf().get(key) == value == "true"
-    home = tmp_path / "spark"
-    (home / "conf").mkdir(parents=True)
-    assert not configured({"SPARK_HOME": str(home)}, key)
-    assert configured({"SPARK_HOME": str(home), "PYSPARK_SUBMIT_ARGS": f"--conf {key}=false pyspark-shell"}, key)
-    (home / "conf" / "spark-defaults.conf").write_text(f"{key} false\n")
-    assert configured({"SPARK_HOME": str(home)}, key)
-    assert not configured({"SPARK_HOME": str(home)}, "spark.driver.memory")
 
 
 def test_a_local_session_the_engine_starts_has_a_2g_driver_unless_told_otherwise(spark, tmp_path):
