@@ -95,9 +95,9 @@ from .spark_worker import (
     job_config,
     level_partition,
     levels_in_one_task,
-    warm_up,
     partition_keys,
     partition_of,
+    warm_up,
 )
 
 

@@ -187,7 +187,7 @@ def model_for(job: Job):
         model = build_model(CheckConfig(model=data["model"], settings=data["settings"]))
         _MODELS[job.config_json] = model
         # PySpark's daemon runs a full collection after every task; nearly all it would walk
-        # is what lives as long as the worker (the modules, Arrow, the model): some 40 ms
+        # is what lives as long as the worker (the modules, Arrow, the model): 45-50 ms
         # per task.  Frozen, they are left out of every collection.
         gc.freeze()
     return model

@@ -89,8 +89,7 @@ def test_narrow_levels_run_in_one_job(spark, narrow, jobs):
 def test_workers_are_started_beside_the_first_levels_run_in_one_task(spark, monkeypatch, narrow, warmed):
     """While the first levels run in one task, a job of one task per partition (a shuffle
     after it) starts the other Python workers; it has ended (or been cancelled) when the search
-    returns.  When
-    the first level is a job of its own there is nothing to start beside it."""
+    returns.  When the first level is a job of its own there is nothing to start beside it."""
     from kraftcheck.checker import spark as engine
 
     started, warm_up = [], engine._WarmUp

@@ -213,10 +213,23 @@ def test_a_worker_freezes_what_it_keeps_once_the_model_is_built():
     gc.unfreeze()
     try:
         model = worker.model_for(job)
-        frozen = gc.get_freeze_count()
-        assert frozen > 0
+        assert gc.get_freeze_count() > 0
         gc.unfreeze()
         assert worker.model_for(job) is model and gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
+        worker._MODELS.pop(job.config_json, None)
+
+
+def test_warm_up_builds_the_model_and_yields_nothing():
+    import gc
+
+    config = CheckConfig(model="tests.models:counters", settings={"n": 3, "limit": 4})
+    job = worker.Job(config_json=worker.job_config(config))
+    worker._MODELS.pop(job.config_json, None)
+    try:
+        assert list(worker.warm_up(job, iter(first_rows("tests.models:counters", {"n": 3, "limit": 4})))) == []
+        assert job.config_json in worker._MODELS
     finally:
         gc.unfreeze()
         worker._MODELS.pop(job.config_json, None)
