@@ -210,6 +210,13 @@ class _WarmUp:
         self.thread.join()
 
 
+#: Spark SQL settings that each make every shuffle hash the rows it writes (Spark 4.1+).
+ORDER_INDEPENDENT_CHECKSUM_KEYS = (
+    "spark.sql.shuffle.orderIndependentChecksum.enabled",
+    "spark.sql.shuffle.orderIndependentChecksum.enableFullRetryOnMismatch",
+)
+
+
 def _driver_paths() -> tuple[str, ...]:
     """Where the driver finds modules that executors on this machine may need too (a model
     module in the working directory or on PYTHONPATH)."""
@@ -301,8 +308,10 @@ class _SparkSearch:
         conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "4096")
         # The shuffle's order-independent checksum hashes every byte shuffled, to detect a
         # retried map task writing other rows; the engine's shuffles read a checkpoint, so a
-        # retry writes the same rows.
-        conf.set("spark.sql.shuffle.orderIndependentChecksum.enabled", "false")
+        # retry writes the same rows.  Spark computes it when either key is on (the second,
+        # a full retry of the consumers on a mismatch, is on by default since Spark 4.1).
+        for key in ORDER_INDEPENDENT_CHECKSUM_KEYS:
+            conf.set(key, "false")
         # A level's plan is a few operators over a few thousand rows (blocks): compiling it to
         # Java costs more than interpreting it.
         conf.set("spark.sql.codegen.wholeStage", "false")

@@ -189,6 +189,34 @@ def test_a_session_the_engine_starts_shuffles_without_compression_or_checksums(s
     assert conf.get("spark.shuffle.compress") == "false" and conf.get("spark.shuffle.checksum.enabled") == "false"
 
 
+def test_the_engines_shuffles_hash_no_rows(spark):
+    """Spark 4.1+ hashes every row a shuffle writes (an order-independent checksum, to retry the
+    consumers of a map task whose retry wrote other rows) unless both its keys are off."""
+    from py4j.protocol import Py4JError
+
+    from kraftcheck.checker.spark import ORDER_INDEPENDENT_CHECKSUM_KEYS, _SparkSearch
+
+    session = spark.spark
+    saved = {key: session.conf.get(key, None) for key in ORDER_INDEPENDENT_CHECKSUM_KEYS}
+    try:
+        for key in ORDER_INDEPENDENT_CHECKSUM_KEYS:
+            session.conf.set(key, "true")
+        _SparkSearch._configure(type("Search", (), {"spark": session, "partitions": 2})())
+        shuffle = session.range(4).withColumnRenamed("id", "fp").repartition(2, "fp")
+        dependency = shuffle._jdf.queryExecution().executedPlan().shuffleDependency()
+        try:
+            checksums = dependency.rowBasedChecksums()
+        except Py4JError:
+            pytest.skip("this Spark computes no row checksums in its shuffles")
+        assert len(checksums) == 0
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
+
+
 def test_a_local_session_the_engine_starts_has_a_2g_driver_unless_told_otherwise(spark, tmp_path):
     from kraftcheck.checker.spark_session import driver_memory_configured
 
