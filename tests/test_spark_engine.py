@@ -217,6 +217,39 @@ def test_the_engines_shuffles_hash_no_rows(spark):
                 session.conf.set(key, value)
 
 
+def test_a_local_session_the_engine_starts_keeps_freed_memory_for_reuse(spark):
+    """The driver JVM and the Python workers get the allocator settings; this process does not keep them."""
+    import os
+
+    from kraftcheck.checker.spark_session import LOCAL_ALLOCATOR_ENV
+
+    def worker_environment(batches):
+        import pyarrow as pa
+
+        for _ in batches:
+            pass
+        yield pa.RecordBatch.from_pydict({name: [os.environ.get(name)] for name in LOCAL_ALLOCATOR_ENV})
+
+    schema = ", ".join(f"{name} string" for name in LOCAL_ALLOCATOR_ENV)
+    seen = spark.spark.range(1, numPartitions=1).mapInArrow(worker_environment, schema).collect()[0].asDict()
+    assert seen == LOCAL_ALLOCATOR_ENV
+    jvm = spark.spark.sparkContext._jvm
+    assert {name: jvm.java.lang.System.getenv(name) for name in LOCAL_ALLOCATOR_ENV} == LOCAL_ALLOCATOR_ENV
+    assert not any(name in os.environ for name in LOCAL_ALLOCATOR_ENV)
+
+
+def test_allocator_settings_already_in_the_environment_are_kept(monkeypatch):
+    import os
+
+    from kraftcheck.checker.spark_session import _environment
+
+    monkeypatch.setenv("MIMALLOC_PURGE_DELAY", "10")
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    with _environment({"MIMALLOC_PURGE_DELAY": "-1", "GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1"}):
+        assert (os.environ["MIMALLOC_PURGE_DELAY"], os.environ["GLIBC_TUNABLES"]) == ("10", "glibc.malloc.trim_threshold=1")
+    assert os.environ["MIMALLOC_PURGE_DELAY"] == "10" and "GLIBC_TUNABLES" not in os.environ
+
+
 def test_a_local_session_the_engine_starts_has_a_2g_driver_unless_told_otherwise(spark, tmp_path):
     from kraftcheck.checker.spark_session import driver_memory_configured
 
