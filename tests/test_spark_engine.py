@@ -230,12 +230,15 @@ def test_a_local_session_the_engine_starts_keeps_freed_memory_for_reuse(spark):
             pass
         yield pa.RecordBatch.from_pydict({name: [os.environ.get(name)] for name in LOCAL_ALLOCATOR_ENV})
 
+    # what the environment running the tests sets itself is kept
+    own = {name: os.environ[name] for name in LOCAL_ALLOCATOR_ENV if name in os.environ}
+    expected = {**LOCAL_ALLOCATOR_ENV, **own}
     schema = ", ".join(f"{name} string" for name in LOCAL_ALLOCATOR_ENV)
     seen = spark.spark.range(1, numPartitions=1).mapInArrow(worker_environment, schema).collect()[0].asDict()
-    assert seen == LOCAL_ALLOCATOR_ENV
+    assert seen == expected
     jvm = spark.spark.sparkContext._jvm
-    assert {name: jvm.java.lang.System.getenv(name) for name in LOCAL_ALLOCATOR_ENV} == LOCAL_ALLOCATOR_ENV
-    assert not any(name in os.environ for name in LOCAL_ALLOCATOR_ENV)
+    assert {name: jvm.java.lang.System.getenv(name) for name in LOCAL_ALLOCATOR_ENV} == expected
+    assert {name: os.environ[name] for name in LOCAL_ALLOCATOR_ENV if name in os.environ} == own
 
 
 def test_allocator_settings_already_in_the_environment_are_kept(monkeypatch):
