@@ -100,6 +100,12 @@ from .spark_worker import (
     warm_up,
 )
 
+#: Spark SQL settings that each make every shuffle hash the rows it writes (Spark 4.1+).
+ORDER_INDEPENDENT_CHECKSUM_KEYS = (
+    "spark.sql.shuffle.orderIndependentChecksum.enabled",
+    "spark.sql.shuffle.orderIndependentChecksum.enableFullRetryOnMismatch",
+)
+
 
 def explore_spark(
     config: CheckConfig,
@@ -208,13 +214,6 @@ class _WarmUp:
             except Exception:
                 pass
         self.thread.join()
-
-
-#: Spark SQL settings that each make every shuffle hash the rows it writes (Spark 4.1+).
-ORDER_INDEPENDENT_CHECKSUM_KEYS = (
-    "spark.sql.shuffle.orderIndependentChecksum.enabled",
-    "spark.sql.shuffle.orderIndependentChecksum.enableFullRetryOnMismatch",
-)
 
 
 def _driver_paths() -> tuple[str, ...]:
