@@ -224,6 +224,13 @@ def _driver_paths() -> tuple[str, ...]:
     return tuple(os.path.abspath(p) for p in paths)
 
 
+def _takes_arrow_tables() -> bool:
+    """Whether classic PySpark's ``createDataFrame`` takes an Arrow table (Spark 4.0 and later)."""
+    import pyspark
+
+    return int(pyspark.__version__.split(".")[0]) >= 4
+
+
 def _row_type():
     """ROW_SCHEMA as a StructType, built in Python: given as a DDL string, the schema would be
     parsed by the JVM's SQL parser at every level."""
@@ -449,7 +456,20 @@ class _SparkSearch:
             return None
         keys = partition_keys(self.partitions)
         self.job = Job(**{**self.job.__dict__, "keys": keys})
-        rows = [tuple(row.values()) for batch in first_level_rows(records, keys) for row in batch.to_pylist()]
+        return self._local_rows(first_level_rows(records, keys))
+
+    def _local_rows(self, batches):
+        """A DataFrame of Arrow batches (of ROW_SCHEMA) built on the driver.
+
+        Given as an Arrow table, the rows are read by the JVM itself; given as Python rows,
+        Spark reads them through a Python worker of a kind of its own (one more Python process
+        to start while the first level waits for its input).  Spark before 4.0 takes no Arrow table.
+        """
+        import pyarrow as pa
+
+        if self.handle.is_connect or _takes_arrow_tables():
+            return self.spark.createDataFrame(pa.Table.from_batches(batches), self.row_type)
+        rows = [tuple(row.values()) for batch in batches for row in batch.to_pylist()]
         return self.spark.createDataFrame(rows, self.row_type)
 
     def _job(self, **changes) -> Job:

@@ -217,6 +217,19 @@ def test_the_engines_shuffles_hash_no_rows(spark):
                 session.conf.set(key, value)
 
 
+def test_the_first_level_is_read_by_the_jvm_without_a_python_worker(spark):
+    """The initial states reach Spark as a local table, not as Python rows (which Spark reads
+    through a Python worker of a kind of its own, started while the first level waits)."""
+    from kraftcheck.checker.spark import _SparkSearch
+
+    config = CheckConfig(model="tests.models:diehard", settings={})
+    search = _SparkSearch(spark, config, build_model(config), None, None, True, True, None)
+    search._configure()
+    plan = search._initial_candidates()._jdf.queryExecution().executedPlan().toString()
+    assert plan.startswith("LocalTableScan [kind#"), plan
+    assert "ExistingRDD" not in plan
+
+
 def test_a_local_session_the_engine_starts_keeps_freed_memory_for_reuse(spark):
     """The driver JVM and the Python workers get the allocator settings; this process does not keep them."""
     import os
