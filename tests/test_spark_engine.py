@@ -230,6 +230,19 @@ def test_the_first_level_is_read_by_the_jvm_without_a_python_worker(spark):
     assert "ExistingRDD" not in plan
 
 
+def test_a_spark_that_takes_no_arrow_table_gets_the_first_level_as_rows(spark, monkeypatch):
+    """Before Spark 4.0 ``createDataFrame`` takes no Arrow table: the rows go as Python rows,
+    and the search finds what the local engine finds."""
+    from kraftcheck.checker import spark as engine
+
+    monkeypatch.setattr(engine, "_takes_arrow_tables", lambda: False)
+    config = CheckConfig(model="tests.models:diehard", settings={})
+    search = engine._SparkSearch(spark, config, build_model(config), None, None, True, True, None)
+    search._configure()
+    assert "ExistingRDD" in search._initial_candidates()._jdf.queryExecution().executedPlan().toString()
+    both(spark, "tests.models:diehard")
+
+
 def test_a_local_session_the_engine_starts_keeps_freed_memory_for_reuse(spark):
     """The driver JVM and the Python workers get the allocator settings; this process does not keep them."""
     import os
