@@ -267,6 +267,34 @@ def test_a_local_session_the_engine_starts_keeps_freed_memory_for_reuse(spark):
     assert {name: os.environ[name] for name in LOCAL_ALLOCATOR_ENV if name in os.environ} == own
 
 
+def test_a_python_worker_asks_for_prompt_acknowledgements_on_its_connection_to_the_jvm(spark):
+    """Each task's worker finds its one connection to the JVM, on loopback, and sets
+    TCP_QUICKACK on it: a small input is then not held back by Nagle's algorithm."""
+    import socket
+
+    from kraftcheck.checker.spark_worker import acknowledge_promptly
+
+    if not hasattr(socket, "TCP_QUICKACK"):
+        pytest.skip("TCP_QUICKACK is Linux's")
+
+    def connections(batches):
+        import json
+
+        import pyarrow as pa
+
+        found = acknowledge_promptly()
+        for _ in batches:
+            pass
+        yield pa.RecordBatch.from_pydict({"connections": [json.dumps(sorted(found))]})
+
+    rows = spark.spark.range(0, 2, 1, 2).mapInArrow(connections, "connections string").collect()
+    import json
+
+    for row in rows:
+        [(local, peer)] = json.loads(row.connections)
+        assert local[0] == peer[0] == "127.0.0.1"
+
+
 def test_allocator_settings_already_in_the_environment_are_kept(monkeypatch):
     import os
 

@@ -7,6 +7,9 @@ the next level's input.
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import socket
 from collections import Counter
 
 import pytest
@@ -233,3 +236,22 @@ def test_warm_up_builds_the_model_and_yields_nothing():
     finally:
         gc.unfreeze()
         worker._MODELS.pop(job.config_json, None)
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_QUICKACK") or not os.path.isdir("/proc/self/fd"), reason="Linux only")
+def test_prompt_acknowledgements_are_asked_of_loopback_tcp_connections_only():
+    listener = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(listener.getsockname())
+    server, _ = listener.accept()
+    left, right = socket.socketpair()  # a Unix socket: no Nagle's algorithm to work around
+    datagrams = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    datagrams.bind(("127.0.0.1", 0))
+    with listener, client, server, left, right, datagrams:
+        for end in (client, server):  # delayed acknowledgements, as on a connection in use
+            end.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
+        found = worker.acknowledge_promptly()
+        assert {(client.getsockname(), client.getpeername()), (server.getsockname(), server.getpeername())} <= found
+        assert [end.getsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK) for end in (client, server)] == [1, 1]
+        # (a session's Py4J connections may be among them: all on loopback)
+        assert all(ipaddress.ip_address(peer[0]).is_loopback for _, peer in found)
+        assert all(datagrams.getsockname() not in connection for connection in found)
