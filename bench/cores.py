@@ -46,6 +46,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.processes < 2:
         parser.error("--processes must be at least 2: the figure compares cores")
+    if not 0 < args.window <= args.seconds:
+        parser.error("--window must be more than 0 and at most --seconds")
 
     results = multiprocessing.Queue()
     workers = [multiprocessing.Process(target=spin, args=(args.seconds, results)) for _ in range(args.processes)]

@@ -270,6 +270,7 @@ def test_a_local_session_the_engine_starts_keeps_freed_memory_for_reuse(spark):
 def test_a_python_worker_asks_for_prompt_acknowledgements_on_its_connection_to_the_jvm(spark):
     """Each task's worker finds its one connection to the JVM, on loopback, and sets
     TCP_QUICKACK on it: a small input is then not held back by Nagle's algorithm."""
+    import json
     import socket
 
     from kraftcheck.checker.spark_worker import acknowledge_promptly
@@ -278,8 +279,6 @@ def test_a_python_worker_asks_for_prompt_acknowledgements_on_its_connection_to_t
         pytest.skip("TCP_QUICKACK is Linux's")
 
     def connections(batches):
-        import json
-
         import pyarrow as pa
 
         found = acknowledge_promptly()
@@ -288,8 +287,7 @@ def test_a_python_worker_asks_for_prompt_acknowledgements_on_its_connection_to_t
         yield pa.RecordBatch.from_pydict({"connections": [json.dumps(sorted(found))]})
 
     rows = spark.spark.range(0, 2, 1, 2).mapInArrow(connections, "connections string").collect()
-    import json
-
+    assert len(rows) == 2
     for row in rows:
         [(local, peer)] = json.loads(row.connections)
         assert local[0] == peer[0] == "127.0.0.1"

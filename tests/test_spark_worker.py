@@ -7,6 +7,7 @@ the next level's input.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import os
 import socket
@@ -255,3 +256,24 @@ def test_prompt_acknowledgements_are_asked_of_loopback_tcp_connections_only():
         # (a session's Py4J connections may be among them: all on loopback)
         assert all(ipaddress.ip_address(peer[0]).is_loopback for _, peer in found)
         assert all(datagrams.getsockname() not in connection for connection in found)
+
+
+def test_a_task_asks_for_prompt_acknowledgements_before_it_reads_its_input(monkeypatch):
+    """The schema's acknowledgement is what a small input waits for: asked for once the input
+    is read, it changes nothing."""
+    config = CheckConfig(model=COUNTERS[0], settings=COUNTERS[1])
+    job = worker.Job(config_json=worker.job_config(config), keys=KEYS)
+    events = []
+    monkeypatch.setattr(worker, "acknowledge_promptly", lambda: events.append("acknowledge"))
+
+    def read(rows):
+        for batch in rows:
+            events.append("read")
+            yield batch
+
+    rows = first_rows(*COUNTERS)
+    list(worker.level_partition(job, read(_of_key(rows, KEYS[0]))))
+    assert events[:2] == ["acknowledge", "read"] and events.count("acknowledge") == 1
+    events.clear()
+    list(worker.levels_in_one_task(dataclasses.replace(job, levels=100, step_levels=100, narrow=1000), read(rows)))
+    assert events[:2] == ["acknowledge", "read"] and events.count("acknowledge") == 1
