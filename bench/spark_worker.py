@@ -30,7 +30,7 @@ def search(model, job) -> tuple[int, int, int]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    records, _, _ = worker.initial_records(model)
+    records, _, _ = worker.initial_records(model, len(job.keys))
     rows, depth, distinct, shipped = worker.first_level_rows(records, job.keys), 0, 0, 0
     while True:
         table = pa.Table.from_batches(rows)

@@ -32,6 +32,10 @@ class Model(Protocol):
 #   describe_action(action) -> str   readable label of an action for reports and traces
 #                                    (recorded as "label" in each trace state's #meta)
 #   actions -> list[str]             every action name the model can take (for coverage)
+#   locality -> tuple[int, ...]      positions, in tuple states, of the components that few steps
+#                                    change: the Spark engine puts states that agree on them in one
+#                                    partition, so that most steps stay within their partition
+#                                    (ignored with symmetry reduction)
 #   mutants -> dict[str, str]        name -> one-line description of each known-bug switch
 #   action_invariants -> dict[str, Callable[[state, action, next_state], bool]]
 #                                    step properties ([][P]_vars), checked on every transition

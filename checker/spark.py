@@ -448,7 +448,7 @@ class _SparkSearch:
     def _initial_candidates(self):
         """The candidates of level 1: the initial states, deduplicated on the driver, with
         one empty visited set per partition; None when there are none."""
-        records, self.generated, cut = initial_records(self.model, self.max_states)
+        records, self.generated, cut = initial_records(self.model, self.partitions, self.max_states)
         self.last_generated = records.num_rows
         if cut:
             self.result.stopped_by = "max_states"

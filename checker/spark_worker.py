@@ -55,7 +55,7 @@ from typing import Any, Iterator, Sequence
 from xxhash import xxh3_64_intdigest
 
 from .config import CheckConfig, build_model
-from .fingerprint import fingerprint_function
+from .fingerprint import fingerprint, fingerprint_function
 from .protocol import action_name
 
 SUCCESSOR, DEADLOCK, BAD_STEP, GENERATED, BAD_STATE, DISTINCT, VISITED, ADMITTED, SECONDS = range(9)
@@ -151,18 +151,47 @@ def decode(data: bytes) -> Any:
     return marshal.loads(data)
 
 
-def encoder(model) -> Any:
-    """A function ``state -> (signed fingerprint, encoding)`` for ``model``.
+def locality_key(model, partitions: int):
+    """``state -> key``: the components of a state that the model names as rarely changed by a
+    step (its optional ``locality``: their positions in the state tuple), when states are to be
+    placed by them; None without that hint, with one partition, or with symmetry reduction (a
+    fingerprint is then its state's canonical form's, whose components the state need not share).
+    """
+    positions = getattr(model, "locality", None)
+    if not positions or partitions < 2 or getattr(model, "canonical", None) is not None:
+        return None
+    return itemgetter(*positions)
+
+
+def placed(fp: int, residue: int, partitions: int) -> int:
+    """``fp`` (signed 64-bit) moved by less than ``partitions`` to a value that
+    :func:`partition_of` puts in partition ``residue``."""
+    fp += residue - fp % partitions
+    if fp >= _TWO_63:
+        fp -= partitions
+    elif fp < -_TWO_63:
+        fp += partitions
+    return fp
+
+
+def encoder(model, partitions: int) -> Any:
+    """A function ``state -> (signed fingerprint, encoding)`` for ``model``, its states spread
+    over ``partitions`` partitions.
 
     Without symmetry reduction a plain state's marshal bytes are both its encoding and what
     its fingerprint hashes (``fingerprint.fingerprint`` does exactly that), so it is
-    marshalled once.
+    marshalled once.  With a locality hint (:func:`locality_key`) the fingerprint is placed
+    in the partition its state's key hashes to: a step that leaves those components alone
+    leaves its state in its parent's partition, so most successors are checked against the
+    visited set where they are generated and few travel.  The fingerprint keeps all but
+    ``log2(partitions)`` of its 64 bits of hash.
     """
     canonical = getattr(model, "canonical", None)
     slow = fingerprint_function(canonical)
     dumps = marshal.dumps
+    key = locality_key(model, partitions)
 
-    def encode_state(state):
+    def fingerprinted(state):
         if canonical is None:
             try:
                 data = dumps(state, _MARSHAL_VERSION)
@@ -171,6 +200,13 @@ def encoder(model) -> Any:
             else:
                 return signed(xxh3_64_intdigest(data)), data
         return signed(slow(state)), encode(state)
+
+    if key is None:
+        return fingerprinted
+
+    def encode_state(state):
+        fp, data = fingerprinted(state)
+        return placed(fp, fingerprint(key(state)) % partitions, partitions), data
 
     return encode_state
 
@@ -351,11 +387,12 @@ def blocks(kind: int, records, keys: Sequence[int], per_block: int) -> Iterator:
         yield out.batch()
 
 
-def initial_records(model, max_states: int | None = None):
+def initial_records(model, partitions: int, max_states: int | None = None):
     """``(records, generated, cut)``: the model's distinct initial states as candidate records,
     in order (at most ``max_states`` of them), how many initial states the model gave, and
-    whether ``max_states`` left some out."""
-    encode_state = encoder(model)
+    whether ``max_states`` left some out; fingerprints as the expansions over ``partitions``
+    partitions make them (:func:`encoder`)."""
+    encode_state = encoder(model, partitions)
     inits = list(model.init_states())
     seen, fps, ordinals, states, cut = set(), [], [], [], False
     for ordinal, state in enumerate(inits):
@@ -560,7 +597,7 @@ def _examine(job: Job, admitted, *, expand: bool, check_steps: bool, level: int 
                   if i not in job.skip_invariants] if job.check_invariants else []
     steps = list(enumerate((getattr(model, "action_invariants", None) or {}).values()))
     steps = [(i, holds) for i, holds in steps if i not in job.skip_steps] if check_steps else []
-    expansion = _Expansion(model, job.check_deadlock)
+    expansion = _Expansion(model, job.check_deadlock, len(job.keys))
     for records in admitted.to_batches(RECORDS_PER_BLOCK):
         notes = _Rows(level)
         fps = records.column("fp").to_pylist()
@@ -734,8 +771,9 @@ class _Expansion:
     """One task's successor generation: new successors (first seen in this task), the
     transitions generated per action, the states reached per action, at most one deadlock."""
 
-    def __init__(self, model, check_deadlock: bool):
+    def __init__(self, model, check_deadlock: bool, partitions: int):
         self.model = model
+        self.partitions = partitions
         self.check_deadlock = check_deadlock
         self.deadlock_found = False
         self.seen: set[int] = set()
@@ -746,7 +784,8 @@ class _Expansion:
         # Without symmetry reduction the marshal bytes of a plain state are both its
         # encoding and what its fingerprint hashes: marshalled once, hashed inline.
         self.inline = canonical is None
-        self.slow_encoding = encoder(model)
+        self.slow_encoding = encoder(model, partitions)
+        self.key = locality_key(model, partitions)
 
     def successors(self, states, fps, steps, notes):
         """The records of the new successors of ``states`` (a record batch), and the step
@@ -758,6 +797,7 @@ class _Expansion:
 
         successors, seen, generated = self.model.successors, self.seen, self.generated
         dumps, xxh3, slow_encoding, inline = marshal.dumps, xxh3_64_intdigest, self.slow_encoding, self.inline
+        key, partitions = self.key, self.partitions
         new_fps, ordinals, actions, datas, ends = [], [], [], [], []
         add_fp, add_ordinal, add_action, add_data, remember = (
             new_fps.append, ordinals.append, actions.append, datas.append, seen.add)
@@ -769,18 +809,26 @@ class _Expansion:
             if steps:
                 steps = _check_steps(state, succ, fp, steps, notes)
             _count_elements(generated, map(_first, succ))
+            if key is not None:
+                # A state's partition is its key's, and so its parent's when the step left
+                # the key alone (compared by identity first: unchanged components are shared).
+                parent_key, parent_residue = key(state), fp % partitions
             ordinal = 0
             for action, target in succ:
                 if inline:
                     try:
                         data = dumps(target, _MARSHAL_VERSION)
-                        target_fp = xxh3(data)
                     except ValueError:
                         target_fp, data = slow_encoding(target)
-                        target_fp %= _TWO_64
+                    else:
+                        target_fp = xxh3(data)
+                        target_fp -= _TWO_64 if target_fp >= _TWO_63 else 0
+                        if key is not None:
+                            target_key = key(target)
+                            target_fp = placed(target_fp, parent_residue if target_key == parent_key
+                                               else fingerprint(target_key) % partitions, partitions)
                 else:
                     target_fp, data = slow_encoding(target)
-                    target_fp %= _TWO_64
                 if target_fp not in seen:
                     remember(target_fp)
                     add_fp(target_fp)
@@ -793,7 +841,7 @@ class _Expansion:
         parents = np.repeat(np.asarray(fps, dtype=np.int64), per_parent)
         names: dict = {}
         action_names = [names[a] if a in names else names.setdefault(a, action_name(a)) for a in actions]
-        new = records_batch(np.asarray(new_fps, dtype=np.uint64).view(np.int64), parents, ordinals, action_names, datas)
+        new = records_batch(np.asarray(new_fps, dtype=np.int64), parents, ordinals, action_names, datas)
         return new, steps
 
 

@@ -105,11 +105,14 @@ class Counters:
     """``n`` counters in ``0..limit``, each incremented or decremented by one.
 
     ``(limit + 1) ** n`` states; six counters in 0..9 make the engine benchmark's million.
+    ``locality``: the positions of the counters named as the model's ``locality``.
     """
 
     def __init__(self, config: dict):
-        cfg = _reject_unknown(config, {"n": 3, "limit": 3})
+        cfg = _reject_unknown(config, {"n": 3, "limit": 3, "locality": []})
         self.n, self.limit = cfg["n"], cfg["limit"]
+        if cfg["locality"]:
+            self.locality = tuple(cfg["locality"])
         self.actions = ["Inc", "Dec"]
         self.invariants = {"InRange": lambda s: min(s) >= 0 and max(s) <= self.limit}
 

@@ -74,7 +74,7 @@ def first_rows(model_ref: str, settings: dict | None = None) -> list:
     from kraftcheck.checker.config import build_model
 
     model = build_model(CheckConfig(model=model_ref, settings=settings or {}))
-    records, _, _ = worker.initial_records(model)
+    records, _, _ = worker.initial_records(model, len(KEYS))
     return worker.first_level_rows(records, KEYS)
 
 
@@ -277,3 +277,102 @@ def test_a_task_asks_for_prompt_acknowledgements_before_it_reads_its_input(monke
     events.clear()
     list(worker.levels_in_one_task(dataclasses.replace(job, levels=100, step_levels=100, narrow=1000), read(rows)))
     assert events[:2] == ["acknowledge", "read"] and events.count("acknowledge") == 1
+
+
+# ---------------------------------------------------------------- placing states by the model's locality
+
+def every_state(model) -> list:
+    """Every reachable state of ``model``, in BFS order."""
+    states, seen = list(model.init_states()), set()
+    seen.update(states)
+    for state in states:
+        for _, target in model.successors(state):
+            if target not in seen:
+                seen.add(target)
+                states.append(target)
+    return states
+
+
+@pytest.mark.parametrize("partitions", [2, 3, 5])
+def test_a_state_lies_in_the_partition_of_its_locality_key(partitions):
+    """With the model's locality hint (here the first counter), every state's fingerprint lies
+    in the partition its key hashes to: alike whether the driver encodes it (initial states)
+    or an expansion generates it, through a step that kept its parent's key or changed it."""
+    from kraftcheck.checker.config import build_model
+    from kraftcheck.checker.fingerprint import fingerprint
+
+    model = build_model(CheckConfig(model="tests.models:counters", settings={"n": 3, "limit": 2, "locality": [0]}))
+    encode = worker.encoder(model, partitions)
+    states = every_state(model)
+    fps = [encode(state)[0] for state in states]
+    assert len(set(fps)) == len(states) == 27
+    assert list(worker.partition_of(fps, partitions)) == [fingerprint(state[0]) % partitions for state in states]
+    # each fingerprint within `partitions` of the state's plain one
+    assert all(abs(fp - worker.signed(fingerprint(state))) < partitions for fp, state in zip(fps, states))
+
+    expansion = worker._Expansion(model, False, partitions)
+    new, _ = expansion.successors(states, fps, [], worker._Rows())
+    by_fp = dict(zip(fps, states))
+    generated = new.column("fp").to_pylist()
+    assert sorted(generated) == sorted(fps)  # every state is some state's successor, each once
+    assert all(worker.decode(data) == by_fp[fp] for fp, data in zip(generated, new.column("state").to_pylist()))
+
+
+def test_locality_is_ignored_with_one_partition_without_a_hint_and_with_symmetry():
+    from kraftcheck.checker.config import build_model
+    from kraftcheck.checker.fingerprint import fingerprint
+
+    hinted = build_model(CheckConfig(model="tests.models:counters", settings={"n": 2, "limit": 2, "locality": [1]}))
+    plain = build_model(CheckConfig(model="tests.models:counters", settings={"n": 2, "limit": 2}))
+    assert worker.locality_key(hinted, 2)((7, 8)) == 8
+    assert worker.locality_key(hinted, 1) is None and worker.locality_key(plain, 2) is None
+    for state in every_state(plain):
+        assert worker.encoder(plain, 2)(state)[0] == worker.encoder(hinted, 1)(state)[0] == worker.signed(fingerprint(state))
+    hinted.canonical = lambda state: tuple(sorted(state))
+    assert worker.locality_key(hinted, 2) is None
+
+
+@pytest.mark.parametrize("fp", [2**63 - 1, 2**63 - 2, -2**63, -2**63 + 1, 0, -1])
+@pytest.mark.parametrize("partitions", [2, 3, 7])
+def test_a_placed_fingerprint_stays_a_signed_64_bit_integer(fp, partitions):
+    for residue in range(partitions):
+        moved = worker.placed(fp, residue, partitions)
+        assert -2**63 <= moved < 2**63 and abs(moved - fp) < partitions
+        assert int(worker.partition_of([moved], partitions)[0]) == residue
+
+
+def shipped(settings: dict, partitions: int) -> tuple[int, int, int]:
+    """(levels, states, successor records shipped) of a whole search of the counters, every
+    level's partitions run one after another in this process, as bench/spark_worker.py does."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from kraftcheck.checker.config import build_model
+
+    config = CheckConfig(model="tests.models:counters", settings=settings)
+    job = worker.Job(config_json=worker.job_config(config), check_deadlock=False, keys=worker.partition_keys(partitions))
+    records, _, _ = worker.initial_records(build_model(config), partitions)
+    rows, levels, states, moved = worker.first_level_rows(records, job.keys), 0, 0, 0
+    while True:
+        table = pa.Table.from_batches(rows)
+        rows, admitted = [], 0
+        for key in job.keys:
+            for batch in worker.level_partition(job, iter(table.filter(pc.equal(table.column("fp"), key)).to_batches())):
+                rows.append(batch)
+                for kind, n in zip(batch.column("kind").to_pylist(), batch.column("n").to_pylist()):
+                    admitted += n if kind == worker.ADMITTED else 0
+                    moved += n if kind == worker.SUCCESSOR else 0
+        if not admitted:
+            return levels, states, moved
+        levels, states = levels + 1, states + admitted
+
+
+def test_placing_states_by_locality_ships_fewer_successors_and_finds_the_same_states():
+    """Four counters 0..3 (256 states, 13 levels).  With one partition a task knows every
+    visited state: one record shipped per state but the first.  Over two partitions placed by
+    fingerprint, a successor bound for the other partition travels even when visited; placed
+    by the first counter, only those of the steps that change it (a quarter) can."""
+    base = {"n": 4, "limit": 3}
+    assert shipped(base, 1) == (13, 256, 255)
+    assert shipped(base, 2) == (13, 256, 635)
+    assert shipped({**base, "locality": [0]}, 2) == (13, 256, 509)
