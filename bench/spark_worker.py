@@ -24,30 +24,6 @@ from kraftcheck.checker.bfs import explore
 from kraftcheck.checker.config import ConfigError, build_model, load_config
 
 
-def search(model, job) -> tuple[int, int, int]:
-    """(depth, distinct states, successor records shipped) of a whole search, every level run
-    partition by partition."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    records, _, _ = worker.initial_records(model, len(job.keys))
-    rows, depth, distinct, shipped = worker.first_level_rows(records, job.keys), 0, 0, 0
-    while True:
-        table = pa.Table.from_batches(rows)
-        rows, admitted = [], 0
-        for key in job.keys:
-            part = table.filter(pc.equal(table.column("fp"), key))
-            for batch in worker.level_partition(job, iter(part.to_batches())):
-                rows.append(batch)
-                kinds, counts = batch.column("kind").to_pylist(), batch.column("n").to_pylist()
-                admitted += sum(n for kind, n in zip(kinds, counts) if kind == worker.ADMITTED)
-                shipped += sum(n for kind, n in zip(kinds, counts) if kind == worker.SUCCESSOR)
-        if not admitted:
-            return depth, distinct, shipped
-        depth += 1
-        distinct += admitted
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     workload.add_arguments(parser)
@@ -68,7 +44,7 @@ def main() -> None:
     job = worker.Job(config_json=worker.job_config(config), check_deadlock=False,
                      keys=worker.partition_keys(args.partitions))
     started = time.perf_counter()
-    depth, distinct, shipped = search(model, job)
+    depth, distinct, shipped = worker.search_in_process(model, job)
     seconds = time.perf_counter() - started
     assert (depth, distinct) == (local.depth, local.distinct_states), (depth, distinct)
     print(f"executor code, {args.partitions} partition(s):    {seconds:8.2f} s")

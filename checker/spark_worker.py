@@ -163,6 +163,11 @@ def locality_key(model, partitions: int):
     return itemgetter(*positions)
 
 
+def key_partition(key, partitions: int) -> int:
+    """The partition of the states whose locality components (:func:`locality_key`) are ``key``."""
+    return fingerprint(key) % partitions
+
+
 def placed(fp: int, residue: int, partitions: int) -> int:
     """``fp`` (signed 64-bit) moved by less than ``partitions`` to a value that
     :func:`partition_of` puts in partition ``residue``."""
@@ -206,7 +211,7 @@ def encoder(model, partitions: int) -> Any:
 
     def encode_state(state):
         fp, data = fingerprinted(state)
-        return placed(fp, fingerprint(key(state)) % partitions, partitions), data
+        return placed(fp, key_partition(key(state), partitions), partitions), data
 
     return encode_state
 
@@ -579,6 +584,32 @@ def levels_in_one_task(job: Job, batches: Iterator) -> Iterator:
         yield from blocks(SUCCESSOR, pa.Table.from_batches(candidates), job.keys, RECORDS_PER_BLOCK)
 
 
+def search_in_process(model, job: Job) -> tuple[int, int, int]:
+    """A whole search run level by level in this process, every partition's task in turn,
+    each level's rows handed to the next as Spark's shuffle would (grouped by their
+    partition's key, notes included): ``(depth, distinct states, successor records shipped)``.
+    Spark's executor code without Spark, for benchmarks and tests."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    records, _, _ = initial_records(model, len(job.keys))
+    rows, depth, distinct, shipped = first_level_rows(records, job.keys), 0, 0, 0
+    while True:
+        table = pa.Table.from_batches(rows)
+        rows, admitted = [], 0
+        for key in job.keys:
+            part = table.filter(pc.equal(table.column("fp"), key))
+            for batch in level_partition(job, iter(part.to_batches())):
+                rows.append(batch)
+                for kind, n in zip(batch.column("kind").to_pylist(), batch.column("n").to_pylist()):
+                    admitted += n if kind == ADMITTED else 0
+                    shipped += n if kind == SUCCESSOR else 0
+        if not admitted:
+            return depth, distinct, shipped
+        depth += 1
+        distinct += admitted
+
+
 def warm_up(job: Job, batches: Iterator) -> Iterator:
     """Build the model in this Python worker and yield nothing (``mapInArrow`` of a few rows):
     a worker started while the first levels run in one task is ready for the first wide one."""
@@ -826,7 +857,7 @@ class _Expansion:
                         if key is not None:
                             target_key = key(target)
                             target_fp = placed(target_fp, parent_residue if target_key == parent_key
-                                               else fingerprint(target_key) % partitions, partitions)
+                                               else key_partition(target_key, partitions), partitions)
                 else:
                     target_fp, data = slow_encoding(target)
                 if target_fp not in seen:

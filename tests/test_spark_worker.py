@@ -342,29 +342,13 @@ def test_a_placed_fingerprint_stays_a_signed_64_bit_integer(fp, partitions):
 
 
 def shipped(settings: dict, partitions: int) -> tuple[int, int, int]:
-    """(levels, states, successor records shipped) of a whole search of the counters, every
-    level's partitions run one after another in this process, as bench/spark_worker.py does."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+    """(levels, states, successor records shipped) of a whole search of the counters over
+    ``partitions`` partitions, run in this process."""
     from kraftcheck.checker.config import build_model
 
     config = CheckConfig(model="tests.models:counters", settings=settings)
     job = worker.Job(config_json=worker.job_config(config), check_deadlock=False, keys=worker.partition_keys(partitions))
-    records, _, _ = worker.initial_records(build_model(config), partitions)
-    rows, levels, states, moved = worker.first_level_rows(records, job.keys), 0, 0, 0
-    while True:
-        table = pa.Table.from_batches(rows)
-        rows, admitted = [], 0
-        for key in job.keys:
-            for batch in worker.level_partition(job, iter(table.filter(pc.equal(table.column("fp"), key)).to_batches())):
-                rows.append(batch)
-                for kind, n in zip(batch.column("kind").to_pylist(), batch.column("n").to_pylist()):
-                    admitted += n if kind == worker.ADMITTED else 0
-                    moved += n if kind == worker.SUCCESSOR else 0
-        if not admitted:
-            return levels, states, moved
-        levels, states = levels + 1, states + admitted
+    return worker.search_in_process(build_model(config), job)
 
 
 def test_placing_states_by_locality_ships_fewer_successors_and_finds_the_same_states():
