@@ -2,16 +2,23 @@
 
 Every run is a ``kraftcheck check`` in a process of its own; the figures are the searches'
 own ``elapsed_s`` (from the JSON summary: Spark's start-up is not in them, it is shown
-apart).  Printed: the local engine, Spark ``local[1]`` and ``local[2]``, the ratios
-``local[1]/local[2]`` (scaling, target >= 1.6) and ``local engine / Spark local[2]``
-(target > 1), and the cost of a level on a tiny config (a countdown: one state per level),
+apart).  Printed: the local engine, Spark ``local[1]`` twice (as it runs on the whole
+machine, and confined to one core) and ``local[2]``; the ratios ``local[1]/local[2]``, both
+ways (scaling: target >= 1.6 from one core to two) and ``local engine / Spark local[2]``
+(target > 1); and the cost of a level on a tiny config (a countdown: one state per level),
 each level a Spark job of its own (``spark.kraftcheck.narrowLevel=0``), then as by default,
 all in one task.
 
-With ``--repeat N`` the three searches run N times in turn (local, ``local[1]``,
-``local[2]``, local, ...), so that a drift in the machine's speed touches all three alike;
-each figure is then the median of its N runs (the spread is printed beside it) and the
-ratios are those of the medians.
+``local[1]`` runs one task at a time, but its JVM (the driver, the shuffle, the task's
+input and output) may run beside the task's Python worker on another core.  Confined to one
+core (the process and all it starts, by CPU affinity; a round's core is the round number
+modulo the cores available), it has one core, as ``local[2]`` has two: the second scaling
+figure compares one core with two, the first one task slot with two.
+
+With ``--repeat N`` the searches run N times in turn (local, ``local[1]``, ``local[1]`` on
+one core, ``local[2]``, local, ...), so that a drift in the machine's speed touches all
+alike; each figure is then the median of its N runs (the spread is printed beside it) and
+the ratios are those of the medians.
 
     python bench/spark.py                                  # twelve counters 0..2: 531,441 states
     python bench/spark.py --model tests.models:counters --set n=6 --set limit=7
@@ -41,9 +48,11 @@ def env(**extra: str) -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), **extra}
 
 
-def check(args: list[str], engine: str, master: str | None = None, **spark_conf: str) -> tuple[dict, float]:
+def check(args: list[str], engine: str, master: str | None = None, cores: set[int] | None = None,
+          **spark_conf: str) -> tuple[dict, float]:
     """One search in its own process: (JSON summary, wall seconds including start-up); with
-    ``spark_conf``, Spark settings for the session the search starts."""
+    ``cores``, the process and every process and thread it starts run on those cores only;
+    with ``spark_conf``, Spark settings for the session the search starts."""
     with tempfile.TemporaryDirectory() as tmp:
         summary = Path(tmp) / "summary.json"
         command = [sys.executable, "-m", "kraftcheck.checker.cli", "check", *args, "--engine", engine,
@@ -53,7 +62,8 @@ def check(args: list[str], engine: str, master: str | None = None, **spark_conf:
         started = time.perf_counter()
         conf = [f"--conf {key}={value}" for key, value in spark_conf.items()]
         extra = {"PYSPARK_SUBMIT_ARGS": " ".join([*conf, "pyspark-shell"])} if conf else {}
-        p = subprocess.run(command, cwd=REPO, env=env(**extra), capture_output=True, text=True)
+        confine = None if cores is None else (lambda: os.sched_setaffinity(0, cores))
+        p = subprocess.run(command, cwd=REPO, env=env(**extra), capture_output=True, text=True, preexec_fn=confine)
         wall = time.perf_counter() - started
         if p.returncode not in (0, 12):
             sys.exit(f"{engine} {master or ''} failed with exit {p.returncode}:\n{p.stderr[-2000:]}")
@@ -64,20 +74,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     workload.add_arguments(parser)
     parser.add_argument("--tiny-levels", type=int, default=20, help="levels of the per-level overhead run")
-    parser.add_argument("--repeat", type=int, default=1, help="rounds of the three searches; figures are medians")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of the four searches; figures are medians")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     model_args = workload.check_arguments(args)
 
-    engines = {"local engine": ("local", None), "spark local[1]": ("spark", "local[1]"),
-               "spark local[2]": ("spark", "local[2]")}
+    engines = {"local engine": ("local", None, False), "spark local[1]": ("spark", "local[1]", False),
+               "spark local[1], one core": ("spark", "local[1]", True), "spark local[2]": ("spark", "local[2]", False)}
+    available = sorted(os.sched_getaffinity(0))
+    if len(available) < 2:
+        parser.error(f"this machine gives this process {len(available)} core; local[2] needs two")
     times: dict[str, list[float]] = {name: [] for name in engines}
     startups: dict[str, list[float]] = {name: [] for name in engines}
     reference = None
     for round_number in range(args.repeat):
-        for name, (engine, master) in engines.items():
-            summary, wall = check(model_args, engine, master)
+        one_core = {available[round_number % len(available)]}
+        for name, (engine, master, confined) in engines.items():
+            summary, wall = check(model_args, engine, master, one_core if confined else None)
             if reference is None:
                 reference = summary
                 print(f"model: {' '.join(model_args)}: {summary['distinct_states']:,} distinct, "
@@ -88,13 +102,22 @@ def main() -> None:
             startups[name].append(wall - summary["elapsed_s"])
             if args.repeat > 1:
                 print(f"  round {round_number + 1}: {name}: {summary['elapsed_s']:.2f} s", flush=True)
+        if args.repeat > 1:
+            this_round = {name: runs[-1] for name, runs in times.items()}
+            print(f"  round {round_number + 1}: scaling {this_round['spark local[1]'] / this_round['spark local[2]']:.2f}, "
+                  f"on one core {this_round['spark local[1], one core'] / this_round['spark local[2]']:.2f} "
+                  f"(core {min(one_core)})", flush=True)
     median = {name: statistics.median(runs) for name, runs in times.items()}
     for name, runs in times.items():
         spread = f"  (runs {min(runs):.2f} .. {max(runs):.2f})" if len(runs) > 1 else ""
         startup = "" if name == "local engine" else f"  start-up and shutdown: {statistics.median(startups[name]):.1f} s"
-        print(f"{name + ':':19} {median[name]:8.2f} s{spread}{startup}")
-    print(f"scaling local[1] / local[2]:            {median['spark local[1]'] / median['spark local[2]']:.2f}  (target >= 1.6)")
-    print(f"local engine / spark local[2]:          {median['local engine'] / median['spark local[2]']:.2f}  (target > 1)")
+        print(f"{name + ':':25} {median[name]:8.2f} s{spread}{startup}")
+    two = median["spark local[2]"]
+    print(f"scaling local[1] / local[2]:               {median['spark local[1]'] / two:.2f}  "
+          "(local[1]'s JVM free to use a second core)")
+    print(f"scaling local[1] on one core / local[2]:   {median['spark local[1], one core'] / two:.2f}  "
+          "(from one core to two: target >= 1.6)")
+    print(f"local engine / spark local[2]:             {median['local engine'] / two:.2f}  (target > 1)")
 
     tiny = ["--model", "tests.models:countdown", f"--set=start={args.tiny_levels - 1}"]
     by_level, _ = check(tiny, "spark", "local[2]", **{"spark.kraftcheck.narrowLevel": "0"})
