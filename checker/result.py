@@ -13,6 +13,10 @@ VIOLATION, DEADLOCK, INCOMPLETE, OK = "violation", "deadlock", "incomplete", "ok
 #: The exit code of each verdict (TLC's, so CI scripts that know TLC know ours).
 EXIT_CODES = {OK: 0, VIOLATION: 12, DEADLOCK: 11, INCOMPLETE: 3}
 
+#: TLC exits 13, not 12, when what it found violated is an action property (``[][A]_v`` in
+#: ``PROPERTIES``): a violation of step properties alone exits so too.
+EXIT_STEP_PROPERTY = 13
+
 #: The name under which a deadlock is reported among the counterexamples.
 DEADLOCK_NAME = "Deadlock"
 
@@ -84,6 +88,11 @@ class Result:
 
     @property
     def exit_code(self) -> int:
+        """TLC's exit code: 12 when an invariant is violated, 13 when only step properties
+        are (TLC checks a new state's invariants before the step's properties, so where both
+        break on one step, it reports the invariant), 11 deadlock, 3 incomplete, 0 ok."""
+        if self.violations and all(v.kind == "action" for v in self.violations):
+            return EXIT_STEP_PROPERTY
         return EXIT_CODES[self.verdict]
 
     @property

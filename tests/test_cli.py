@@ -138,3 +138,13 @@ def test_unwritable_json_keeps_traces(tmp_path):
     assert p.returncode == 2
     assert p.stderr.strip() == f"kraftcheck: error: cannot write the summary to {blocker / 's.json'}: File exists"
     assert (tmp_path / "t" / "diehard_NotFourGallons.itf.json").is_file()
+
+
+def test_a_violated_step_property_exits_13_as_in_tlc(tmp_path):
+    summary = tmp_path / "summary.json"
+    p = kraftcheck("check", str(REPO / "spec" / "configs" / "epochgate.toml"), "--set", "mutant=accept_older_registration",
+                   "--trace-dir", str(tmp_path), "--json", str(summary), "--quiet")
+    assert p.returncode == 13, p.stderr
+    assert "error: step property EpochsNeverDecrease is violated; shortest trace: 8 states" in p.stdout
+    [v] = json.loads(summary.read_text())["violations"]
+    assert (v["invariant"], v["kind"], v["length"]) == ("EpochsNeverDecrease", "action", 8)

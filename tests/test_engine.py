@@ -122,6 +122,15 @@ def test_step_property_violation_ends_in_the_bad_step():
     [cx] = r.violations
     assert cx.kind == "action" and cx.name == "NoTwoToThree"
     assert [s for _, s in cx.trace] == [0, 1, 2, 3] and cx.length == 4
+    assert r.exit_code == 13  # TLC's code for a violated action property
+
+
+def test_an_invariant_and_a_step_property_violated_exit_as_an_invariant():
+    steps = _Steps()
+    steps.invariants = {"BelowThree": lambda s: s < 3}
+    r = explore(steps, stop_on_violation=False)
+    assert [(cx.kind, cx.name) for cx in r.violations] == [("invariant", "BelowThree"), ("action", "NoTwoToThree")]
+    assert r.exit_code == 12
 
 
 class _Shuffled:

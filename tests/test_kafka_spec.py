@@ -54,10 +54,17 @@ def defined(name: str) -> bool:
 
 def test_every_action_is_an_operator_taken_by_next():
     next_body = TEXT[TEXT.index("\nNext ==") : TEXT.index("\nSpec ==")]
-    deliver_body = TEXT[TEXT.index("\nDeliver(m) ==") : TEXT.index("\nNext ==")]
     for action in ACTIONS:
         assert defined(action), action
-        assert action in next_body or action in deliver_body, action
+        assert re.search(rf"\b{action}\(", next_body), action
+
+
+def test_every_delivery_is_a_disjunct_of_its_own():
+    """TLC's -coverage counts a disjunct of Next as one action: each delivery is its own."""
+    next_body = TEXT[TEXT.index("\nNext ==") : TEXT.index("\nSpec ==")]
+    delivered = re.findall(r"^    \\/ \\E m \\in BagToSet\(network\) : (\w+)\(m\)$", next_body, re.M)
+    model = make_model({})
+    assert delivered == [*model._DELIVER.values(), "NetworkLosesMessage"]
 
 
 def test_every_invariant_and_step_property_is_defined():
@@ -111,7 +118,10 @@ def test_cfg_mirrors_toml(toml):
     assert constants == expected
     assert re.findall(r"^\s+(\w+)$", text.split("INVARIANTS")[1].split("PROPERTIES")[0], re.M) == list(model.invariants)
     assert re.findall(r"^\s+(\w+)Prop$", text.split("PROPERTIES")[1], re.M) == list(model.action_invariants)
-    assert "CHECK_DEADLOCK FALSE" in text
+    # TLC 2.15 refuses CHECK_DEADLOCK in a .cfg: the .toml's `deadlock` becomes TLC's -deadlock flag
+    assert not re.search(r"^\s*CHECK_DEADLOCK", text, re.M)
+    assert tomllib.loads(toml.read_text())["check"]["deadlock"] is False
+    assert "off here, so TLC runs with -deadlock" in text
 
 
 def test_every_cfg_has_a_toml():
