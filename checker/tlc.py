@@ -171,19 +171,23 @@ def tlc_command(
     workers: int = 1,
     check_deadlock: bool = True,
     coverage: bool = False,
+    keep_going: bool = False,
     java_options: tuple[str, ...] = ("-XX:+UseParallelGC",),
     jar: Path | None = None,
 ) -> list[str]:
     """The command line that runs TLC on ``module`` (a ``.tla`` file name) with ``config``.
 
     TLC's ``-deadlock`` flag turns deadlock checking *off*; TLC 2.15 refuses ``CHECK_DEADLOCK``
-    in a ``.cfg``, so the choice is made here.
+    in a ``.cfg``, so the choice is made here.  ``keep_going``: TLC's ``-continue``, the whole
+    state space explored past violations (as ``kraftcheck check --continue``).
     """
     command = [find_java(), *java_options, "-cp", str(jar or find_jar()), "tlc2.TLC", "-workers", str(workers)]
     if not check_deadlock:
         command.append("-deadlock")
     if coverage:
         command += ["-coverage", "1440"]  # a report every day: in practice only the final one
+    if keep_going:
+        command.append("-continue")
     return command + ["-config", config, module]
 
 
@@ -194,6 +198,7 @@ def run_tlc(
     workers: int = 1,
     check_deadlock: bool = True,
     coverage: bool = False,
+    keep_going: bool = False,
     java_options: tuple[str, ...] = ("-XX:+UseParallelGC",),
     timeout: float | None = None,
 ) -> TlcRun:
@@ -205,6 +210,6 @@ def run_tlc(
             shutil.copy(tla, work)
         Path(work, "MC.cfg").write_text(cfg_text)
         command = tlc_command(module.name, "MC.cfg", workers=workers, check_deadlock=check_deadlock,
-                              coverage=coverage, java_options=java_options, jar=command_jar)
+                              coverage=coverage, keep_going=keep_going, java_options=java_options, jar=command_jar)
         done = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=timeout)
     return parse_output(done.stdout + done.stderr, module.read_text(), done.returncode)

@@ -36,6 +36,10 @@ MUTANTS = {
 }
 
 
+#: The readings of KIP-858 the model can follow: Kafka's controller code, or the KIP's text.
+SEMANTICS = ("code", "kip")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Bounds and switches.  Defaults are those of ``spec/configs/default.toml``."""
@@ -60,6 +64,9 @@ class Settings:
     alter_replica_state: bool = False
     #: KIP-1275: an operator may run designated leader elections
     designated: bool = False
+    #: where KIP-858's text and Kafka's controller code differ, which one the model follows:
+    #: "code" (the default) or "kip" (spec/README.md lists the differences)
+    semantics: str = "code"
     mutant: str = "none"
 
 
@@ -83,6 +90,8 @@ def parse_settings(config: dict | None) -> Settings:
             value = _as_bool(key, value)
         elif isinstance(default, int):
             value = _as_int(key, value)
+        elif key == "semantics":
+            value = str(value)
         else:
             value = "none" if value in (None, "", False) else str(value)
         values[key] = value
@@ -129,5 +138,6 @@ def _validate(s: Settings) -> None:
         0 <= s.legacy_brokers <= s.brokers,
         f"model setting 'legacy_brokers' must be between 0 and brokers ({s.brokers}), not {s.legacy_brokers}",
     )
+    need(s.semantics in SEMANTICS, f"model setting 'semantics' must be one of {', '.join(SEMANTICS)}, not {s.semantics!r}")
     if s.mutant != "none" and s.mutant not in MUTANTS:
         raise ValueError(f"unknown mutant {s.mutant!r} (known: {', '.join(MUTANTS)})")

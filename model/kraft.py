@@ -72,6 +72,13 @@ REPLACED = -2  # a new disk, formatted with a fresh UUID
 # Partition record fields.
 LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH = range(5)
 
+# Metadata records, as Kafka's controller writes them: a handler computes its records from the
+# image it read, and replay applies them in order (QuorumController).  Under semantics "kip"
+# each record is computed from the state the records before it left.
+PARTITION_CHANGE = "PartitionChange"  # <<kind, p, leader or NO_LEADER_CHANGE, isr or None, dirs or None>>
+REGISTRATION_CHANGE = "BrokerRegistrationChange"  # <<kind, b, fenced (True, False or None), logDirs or None>>
+NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves it alone (Kafka's -2)
+
 # Messages: a tuple whose first item is its kind, then the sender broker and its broker epoch.
 REGISTER = 1  # <<REGISTER, b, epoch, dirs>>                    BrokerRegistrationRequest
 REGISTER_RESPONSE = 2  # <<REGISTER_RESPONSE, b, epoch, ok>>
@@ -256,35 +263,75 @@ class KRaftJBOD:
             return dirs[0]
         return UNASSIGNED
 
-    def change_partition(self, s, p, remove=NONE, new_dirs=None, keep_in_isr=False):
-        """PartitionChangeBuilder: remove a broker from the ISR (never the last member), then
-        elect (clean: the current leader if still acceptable, else the first acceptable ISR
-        replica in replica order, else no leader).  Every change bumps the partition epoch and
-        a leader change bumps the leader epoch.  Returns the new partition record."""
-        part = s[PARTITION][p]
-        leader, isr, dirs, leader_epoch, partition_epoch = part
-        if new_dirs is not None:
-            dirs = new_dirs
+    def partition_change_record(self, view, p, remove=NONE, add=NONE, new_dirs=None, keep_in_isr=False):
+        """PartitionChangeBuilder.build, reading the image ``view``: remove a broker from the ISR
+        (never the last member), then elect (clean: the current leader if still acceptable, else
+        the first acceptable ISR replica in replica order, else no leader).  ``remove`` is never
+        an acceptable leader and ``add`` is one though the image still has it fenced
+        (generateLeaderAndIsrUpdates' brokerToRemove and brokerToAdd).  Returns the
+        PartitionChangeRecord, holding only what changes, or None when nothing does."""
+        part = view[PARTITION][p]
+        leader, isr, dirs = part[LEADER], part[ISR], part[DIRS]
+        target_dirs = dirs if new_dirs is None else new_dirs
+        target_isr = isr
         if remove != NONE and remove in isr and len(isr) > 1 and not keep_in_isr:
-            isr = tuple(r for r in isr if r != remove)
+            target_isr = tuple(r for r in isr if r != remove)
         replicas = self.replicas[p]
 
         def ok(r):
-            return self.acceptable_leader(s, r, dirs[replicas.index(r)])
+            if r == remove:
+                return False
+            directory = target_dirs[replicas.index(r)]
+            if r == add:
+                return self.registered(view, r) and self._controller_thinks_online(view, r, directory)
+            return self.acceptable_leader(view, r, directory)
 
-        if leader != NO_LEADER and leader in isr and ok(leader):
+        if leader != NO_LEADER and leader in target_isr and ok(leader):
             new_leader = leader
         else:
-            new_leader = next((r for r in replicas if r in isr and ok(r)), NO_LEADER)
-        if (new_leader, isr, dirs) == (leader, part[ISR], part[DIRS]):
-            return part
+            new_leader = next((r for r in replicas if r in target_isr and ok(r)), NO_LEADER)
+        if (new_leader, target_isr, target_dirs) == (leader, isr, dirs):
+            return None
         return (
-            new_leader,
-            isr,
-            dirs,
-            leader_epoch + (1 if new_leader != leader else 0),
-            partition_epoch + 1,
+            PARTITION_CHANGE,
+            p,
+            new_leader if new_leader != leader else NO_LEADER_CHANGE,
+            target_isr if target_isr != isr else None,
+            target_dirs if target_dirs != dirs else None,
         )
+
+    def replay(self, s, records):
+        """Apply records in order, one replay rule per record kind, as Kafka's replay() does."""
+        for record in records:
+            if record[0] == PARTITION_CHANGE:
+                s = self._with(s, partition=_set(s[PARTITION], record[1], self.merged(s[PARTITION][record[1]], record)))
+            else:
+                _, b, fenced, log_dirs = record
+                if fenced is not None:
+                    s = self._with(s, fenced=_set(s[FENCED], b, fenced))
+                # ClusterControlManager.replay(BrokerRegistrationChangeRecord): an empty logDirs
+                # means "no change", not "no directory online".
+                if log_dirs:
+                    s = self._with(s, onlineDirs=_set(s[ONLINE_DIRS], b, log_dirs))
+        return s
+
+    @staticmethod
+    def merged(part, record):
+        """PartitionRegistration.merge: the fields the record sets; the leader epoch goes up when
+        it sets a leader, the partition epoch with every record."""
+        _, _, leader, isr, dirs = record
+        return (
+            part[LEADER] if leader == NO_LEADER_CHANGE else leader,
+            part[ISR] if isr is None else isr,
+            part[DIRS] if dirs is None else dirs,
+            part[LEADER_EPOCH] + (0 if leader == NO_LEADER_CHANGE else 1),
+            part[PARTITION_EPOCH] + 1,
+        )
+
+    def change_partition(self, s, p, remove=NONE, new_dirs=None, keep_in_isr=False):
+        """The partition after a PartitionChangeRecord computed from ``s`` and replayed onto it."""
+        record = self.partition_change_record(s, p, remove=remove, new_dirs=new_dirs, keep_in_isr=keep_in_isr)
+        return s[PARTITION][p] if record is None else self.merged(s[PARTITION][p], record)
 
     def in_flight(self, s, kinds, b, epoch, *rest) -> bool:
         n = 2 + len(rest)
@@ -624,10 +671,16 @@ class KRaftJBOD:
         return self.registered(s, b) and s[BROKER_EPOCH][b] == epoch
 
     def ControllerHandlesHeartbeat(self, s, m):
-        """Epoch gate; newly offline directories (registered to the sender and still online)
-        leave its registration and take the sender out of exactly the partitions with its
-        replica there; a fenced broker is unfenced once no replica of it is UNASSIGNED, and
-        leaderless partitions get a leader."""
+        """processBrokerHeartbeat: epoch gate; newly offline directories (registered to the
+        sender and still online) leave its registration and take the sender out of exactly the
+        partitions with its replica there; a fenced broker is unfenced once no replica of it is
+        UNASSIGNED, and leaderless partitions get a leader.
+
+        Under semantics "code" every record is computed from the image the heartbeat found,
+        in the code's order: the unfencing first (handleBrokerUnfenced: its elections count the
+        sender acceptable on the directories its registration still lists), then
+        handleDirectoriesOffline.  Under "kip" the offline directories are handled first and
+        the unfencing sees them."""
         _, b, epoch, offline = m
         net = _bag_remove(s[NETWORK], m)
         current = self.epoch_is_current(s, b, epoch)
@@ -637,41 +690,74 @@ class KRaftJBOD:
         if not apply_offline:
             return self._with(s, network=net)  # STALE_BROKER_EPOCH: nothing written
         n = self._with(s, network=net)
-        # 1. Offline directories.
-        newly = tuple(d for d in offline if d in n[ONLINE_DIRS][b])
-        if newly:
-            remaining = tuple(d for d in n[ONLINE_DIRS][b] if d not in newly)
-            n = self._with(n, onlineDirs=_set(n[ONLINE_DIRS], b, remaining))
-            parts = list(n[PARTITION])
-            for p in self.partitions:
-                part = parts[p]
-                if part is None or b not in self.replicas[p]:
-                    continue
-                if self.replica_dir(part, p, b) in newly:
-                    if self.mutant == "foreign_offline_dirs":
-                        n = self._with(n, partition=_set(n[PARTITION], p, self._remove_by_senders_dirs(n, p, b)))
-                    parts[p] = self.change_partition(
-                        n, p, remove=b, keep_in_isr=self.mutant == "keep_offline_replica_in_isr"
-                    )
-            n = self._with(n, partition=tuple(parts))
-        # 2. Unfencing (only for a current heartbeat).
-        if current and n[FENCED][b]:
-            unassigned = any(
-                part is not None and b in self.replicas[p] and self.replica_dir(part, p, b) == UNASSIGNED
-                for p, part in enumerate(n[PARTITION])
-            )
-            if not (n[ONLINE_DIRS][b] and unassigned) or self.mutant == "unfence_before_assigned":
-                n = self._with(n, fenced=_set(n[FENCED], b, False))
-                if self.mutant != "unfence_without_election":
-                    parts = tuple(
-                        self.change_partition(n, p) if part is not None and part[LEADER] == NO_LEADER else part
-                        for p, part in enumerate(n[PARTITION])
-                    )
-                    n = self._with(n, partition=parts)
-        # 3. Acknowledge the offline directories the heartbeat carried.
+        if self.settings.semantics == "code":
+            records = self._unfence_records(n, b) if current and n[FENCED][b] else []
+            n = self.replay(n, records + self._offline_dirs_records(n, b, offline))
+        else:
+            n = self._handle_offline_dirs(n, b, offline)
+            if current and n[FENCED][b]:
+                n = self.replay(n, self._unfence_records(n, b))
+        # Acknowledge the offline directories the heartbeat carried.
         if offline and current:
             n = self._with(n, network=_bag_add(n[NETWORK], (HEARTBEAT_RESPONSE, b, epoch, offline)))
         return n
+
+    def _unfence_records(self, view, b):
+        """handleBrokerUnfenced, for a fenced sender, once no replica of it is UNASSIGNED: the
+        registration change, then an election for every leaderless partition with the sender
+        an acceptable leader."""
+        unassigned = any(
+            part is not None and b in self.replicas[p] and self.replica_dir(part, p, b) == UNASSIGNED
+            for p, part in enumerate(view[PARTITION])
+        )
+        if view[ONLINE_DIRS][b] and unassigned and self.mutant != "unfence_before_assigned":
+            return []
+        records = [(REGISTRATION_CHANGE, b, False, None)]
+        if self.mutant != "unfence_without_election":
+            for p, part in enumerate(view[PARTITION]):
+                if part is not None and part[LEADER] == NO_LEADER:
+                    records.append(self.partition_change_record(view, p, add=b))
+        return [r for r in records if r is not None]
+
+    def _offline_dirs_records(self, view, b, offline):
+        """handleDirectoriesOffline against the image ``view``: for every directory in the
+        heartbeat that the registration lists, the sender out of each partition with its replica
+        there; then the registration's remaining directories."""
+        newly = tuple(d for d in offline if d in view[ONLINE_DIRS][b])
+        if not newly:
+            return []
+        remaining = tuple(d for d in view[ONLINE_DIRS][b] if d not in newly)
+        records = []
+        for p, part in enumerate(view[PARTITION]):
+            if part is None or b not in self.replicas[p] or self.replica_dir(part, p, b) not in newly:
+                continue
+            if self.mutant == "foreign_offline_dirs":
+                for r in self.replicas[p]:
+                    if r != b and not is_online(self.replica_dir(part, p, r), remaining):
+                        records.append(self.partition_change_record(view, p, remove=r))
+            records.append(
+                self.partition_change_record(view, p, remove=b, keep_in_isr=self.mutant == "keep_offline_replica_in_isr")
+            )
+        return [r for r in records if r is not None] + [(REGISTRATION_CHANGE, b, None, remaining)]
+
+    def _handle_offline_dirs(self, s, b, offline):
+        """The KIP's reading: the registration loses the newly offline directories first, then
+        each affected partition changes, each change seeing the ones before it."""
+        newly = tuple(d for d in offline if d in s[ONLINE_DIRS][b])
+        if not newly:
+            return s
+        remaining = tuple(d for d in s[ONLINE_DIRS][b] if d not in newly)
+        n = self._with(s, onlineDirs=_set(s[ONLINE_DIRS], b, remaining))
+        parts = list(n[PARTITION])
+        for p in self.partitions:
+            part = parts[p]
+            if part is None or b not in self.replicas[p]:
+                continue
+            if self.replica_dir(part, p, b) in newly:
+                if self.mutant == "foreign_offline_dirs":
+                    n = self._with(n, partition=_set(n[PARTITION], p, self._remove_by_senders_dirs(n, p, b)))
+                parts[p] = self.change_partition(n, p, remove=b, keep_in_isr=self.mutant == "keep_offline_replica_in_isr")
+        return self._with(n, partition=tuple(parts))
 
     def _remove_by_senders_dirs(self, s, p, b):
         """Mutant foreign_offline_dirs: the other replicas of p are judged against the sender's

