@@ -703,14 +703,17 @@ class KRaftJBOD:
         return n
 
     def _unfence_records(self, view, b):
-        """handleBrokerUnfenced, for a fenced sender, once no replica of it is UNASSIGNED: the
-        registration change, then an election for every leaderless partition with the sender
-        an acceptable leader."""
+        """handleBrokerUnfenced, for a fenced sender: the registration change, then an election
+        for every leaderless partition with the sender an acceptable leader.  Under the KIP's
+        reading a broker that registered directories asks to be unfenced only once no replica of
+        it is UNASSIGNED; Kafka's broker asks once it has caught up with the metadata
+        (BrokerServer: setReadyToUnfence), assigned or not."""
         unassigned = any(
             part is not None and b in self.replicas[p] and self.replica_dir(part, p, b) == UNASSIGNED
             for p, part in enumerate(view[PARTITION])
         )
-        if view[ONLINE_DIRS][b] and unassigned and self.mutant != "unfence_before_assigned":
+        waits = self.settings.semantics == "kip" and self.mutant != "unfence_before_assigned"
+        if view[ONLINE_DIRS][b] and unassigned and waits:
             return []
         records = [(REGISTRATION_CHANGE, b, False, None)]
         if self.mutant != "unfence_without_election":

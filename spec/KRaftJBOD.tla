@@ -505,6 +505,7 @@ ControllerHandlesHeartbeat(m) ==
             /\ \/ ~(dirs[b] # {} /\ \E p \in Partitions : parts[p] # NoPartition /\ b \in ReplicaSet(p)
                                                          /\ parts[p].dirs[b] = UNASSIGNED)
                \/ Mutant = "unfence_before_assigned"
+               \/ Semantics = "code"       \* the code's broker asks once caught up, assigned or not
         unfence == Unfences(parts1, od)
         fen == IF unfence THEN [fenced EXCEPT ![b] = FALSE] ELSE fenced
         parts2 == IF unfence /\ Mutant # "unfence_without_election"

@@ -2,14 +2,19 @@
 
 Each finding is written up in spec/README.md ("Findings"), its traces checked in under
 spec/findings/; these tests hold it to its exact figures.  ``python -m tests.test_kafka_findings``
-writes the checked-in traces again.
+writes the checked-in traces again.  Both findings live on spec/configs/heartbeat.toml and are
+reported together past the first violation (``kraftcheck check --continue``).
 
-Finding 1, one heartbeat that unfences and reports a failed directory:
-``processBrokerHeartbeat`` computes all its records from the image the heartbeat found,
-``handleBrokerUnfenced``'s elections first, ``handleDirectoriesOffline`` after.  The elections
-still see the failed directory online in the broker's registration, so a leaderless partition
-whose only ISR replica is on that directory gets that replica as leader, and the directory's
-own records, computed from the same image, find nothing to undo.
+1. One heartbeat that unfences and reports a failed directory: ``processBrokerHeartbeat``
+   computes all its records from the image the heartbeat found, ``handleBrokerUnfenced``'s
+   elections first, ``handleDirectoriesOffline`` after.  The elections still see the failed
+   directory online, so a leaderless partition whose only ISR replica is there gets that
+   replica as leader, and the directory's own records, computed from the same image, find
+   nothing to undo (LeaderOnOnlineDir, IsrOnOnlineDirs).
+2. A broker asks to be unfenced once it has caught up with the metadata, whether or not a
+   replica of it is still UNASSIGNED (KIP-858 keeps it fenced until none is): FencedUntilAssigned,
+   and after a restart, a leader on a directory whose failure was acknowledged
+   (AcknowledgedFailureLeadsNothing).
 """
 
 from __future__ import annotations
@@ -30,16 +35,14 @@ from kraftcheck.traces.counterexample import counterexample_document
 SPEC = Path(importlib.resources.files("kraftcheck.spec"))
 REPO = Path(__file__).resolve().parent.parent
 FINDINGS = SPEC / "findings"
-SHORTEST = FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json"
-AFTER_RESTART = FINDINGS / "heartbeat_restart_LeaderOnOnlineDir.itf.json"
 
 
 def settings(**overrides) -> dict:
     return dict(tomllib.loads((SPEC / "configs" / "heartbeat.toml").read_text())["model"], **overrides)
 
 
-def check(**overrides):
-    return explore(make_model(settings(**overrides)), check_deadlock=False)
+def check(keep_going: bool = True, **overrides):
+    return explore(make_model(settings(**overrides)), check_deadlock=False, stop_on_violation=not keep_going)
 
 
 class OnlyLiveHeartbeats:
@@ -68,19 +71,34 @@ class OnlyLiveHeartbeats:
 
 def after_restart(semantics: str = "code"):
     model = make_model(settings(restarts=1, semantics=semantics))
-    return model, explore(OnlyLiveHeartbeats(model), check_deadlock=False)
+    return model, explore(OnlyLiveHeartbeats(model), check_deadlock=False, stop_on_violation=False)
+
+
+def violation(result, name):
+    return next(v for v in result.violations if v.name == name)
 
 
 def labels(model, trace) -> list[str]:
     return [model.describe_action(action) for action, _ in trace[1:]]
 
 
-def test_shortest_trace_unfences_onto_the_failed_directory():
+def test_both_findings_past_the_first_violation():
     result = check()
-    model = make_model(settings())
     assert result.exit_code == 12
-    assert [(v.name, v.length) for v in result.violations] == [("LeaderOnOnlineDir", 16), ("IsrOnOnlineDirs", 16)]
-    trace = result.violations[0].trace
+    assert [(v.name, v.length) for v in result.violations] == [
+        ("LeaderOnOnlineDir", 16), ("IsrOnOnlineDirs", 16), ("FencedUntilAssigned", 12)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (693, 1236, 22)
+
+
+def test_the_first_violation_is_the_unassigned_unfencing():
+    result = check(keep_going=False)
+    assert [(v.name, v.kind, v.length) for v in result.violations] == [("FencedUntilAssigned", "action", 12)]
+    assert result.exit_code == 13
+
+
+def test_finding_1_shortest_trace_unfences_onto_the_failed_directory():
+    model = make_model(settings())
+    trace = violation(check(), "LeaderOnOnlineDir").trace
     assert labels(model, trace) == [
         "BrokerStarts(b0)",
         "BrokerSendsRegistration(b0)",
@@ -106,6 +124,27 @@ def test_shortest_trace_unfences_onto_the_failed_directory():
     assert (after["fenced"], after["onlineDirs"]) == ([False], [["dir-1"]])
 
 
+def test_finding_2_shortest_trace_unfences_with_a_replica_unassigned():
+    model = make_model(settings())
+    trace = violation(check(), "FencedUntilAssigned").trace
+    assert labels(model, trace) == [
+        "BrokerStarts(b0)",
+        "BrokerSendsRegistration(b0)",
+        "ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, epoch 1, ok))",
+        "BrokerSendsHeartbeat(b0)",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+        "BrokerSendsHeartbeat(b0)",
+        "BrokerCrashes(b0)",
+        "ControllerCreatesPartition(p0)",
+        "ControllerFencesExpiredBroker(b0)",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+    ]
+    before, after = (model.describe(state) for _, state in trace[-2:])
+    assert (before["fenced"], after["fenced"]) == ([True], [False])
+    assert after["partition"] == [{"leader": 0, "isr": [0], "dirs": ["UNASSIGNED"], "leaderEpoch": 2, "partitionEpoch": 2}]
+
+
 def test_the_kips_reading_keeps_every_invariant_on_the_same_config():
     result = check(semantics="kip")
     assert result.verdict == "ok"
@@ -114,7 +153,7 @@ def test_the_kips_reading_keeps_every_invariant_on_the_same_config():
 
 def test_the_kips_reading_leaves_the_partition_leaderless_at_the_same_heartbeat():
     code, kip = make_model(settings()), make_model(settings(semantics="kip"))
-    trace = check().violations[0].trace
+    trace = violation(check(), "LeaderOnOnlineDir").trace
     before, (action, after_code) = trace[-2][1], trace[-1]
     after_kip = kip.ControllerHandlesHeartbeat(before, action[1])
     assert code.ControllerHandlesHeartbeat(before, action[1]) == after_code
@@ -125,8 +164,10 @@ def test_the_kips_reading_leaves_the_partition_leaderless_at_the_same_heartbeat(
 
 def test_after_a_restart_with_no_heartbeat_outliving_its_broker():
     model, result = after_restart()
-    assert [(v.name, v.length) for v in result.violations] == [("LeaderOnOnlineDir", 19), ("IsrOnOnlineDirs", 19)]
-    assert labels(model, result.violations[0].trace) == [
+    assert [(v.name, v.length) for v in result.violations] == [
+        ("LeaderOnOnlineDir", 19), ("IsrOnOnlineDirs", 19), ("AcknowledgedFailureLeadsNothing", 18),
+        ("FencedUntilAssigned", 15)]
+    assert labels(model, violation(result, "LeaderOnOnlineDir").trace) == [
         "BrokerStarts(b0)",
         "BrokerSendsRegistration(b0)",
         "ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1']))",
@@ -146,24 +187,55 @@ def test_after_a_restart_with_no_heartbeat_outliving_its_broker():
         "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 2, p0 -> dir-0))",
         "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 2, offline ['dir-0']))",
     ]
+    # Finding 2's consequence: unfenced with p0 UNASSIGNED, broker 0 is elected leader of a replica
+    # whose log is on dir-0, a failure the controller has just acknowledged.
+    assert labels(model, violation(result, "AcknowledgedFailureLeadsNothing").trace) == [
+        "BrokerStarts(b0)",
+        "BrokerSendsRegistration(b0)",
+        "ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, epoch 1, ok))",
+        "BrokerSendsHeartbeat(b0)",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+        "ControllerCreatesPartition(p0)",
+        "BrokerConsumesMetadata(b0, p0)",
+        "BrokerCrashes(b0)",
+        "BrokerStarts(b0)",
+        "BrokerSendsRegistration(b0)",
+        "BrokerFailsDir(b0, slot 0)",
+        "ControllerHandlesRegistration(Register(b0, epoch 2, dirs ['dir-0', 'dir-1']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, epoch 2, ok))",
+        "BrokerSendsHeartbeat(b0)",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 2, offline ['dir-0']))",
+        "BrokerReceivesHeartbeatResponse(HeartbeatResponse(b0, epoch 2, offline ['dir-0']))",
+    ]
     _, kip = after_restart("kip")
     assert kip.verdict == "ok" and (kip.distinct_states, kip.depth) == (6698, 31)
 
 
+#: checked-in trace -> (whether it comes from the restart search, the property it breaks)
+TRACES = {
+    FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json": (False, "LeaderOnOnlineDir"),
+    FINDINGS / "heartbeat_FencedUntilAssigned.itf.json": (False, "FencedUntilAssigned"),
+    FINDINGS / "heartbeat_restart_LeaderOnOnlineDir.itf.json": (True, "LeaderOnOnlineDir"),
+    FINDINGS / "heartbeat_restart_AcknowledgedFailureLeadsNothing.itf.json": (True, "AcknowledgedFailureLeadsNothing"),
+}
+
+
 def documents() -> dict[Path, dict]:
-    """The checked-in traces as ``kraftcheck check`` writes them."""
+    """The checked-in traces as ``kraftcheck check --continue`` writes them."""
     source = "spec/configs/heartbeat.toml"
     check_table = {"model": "kraftcheck.model:make_model", "deadlock": False}
-    shortest = check().violations[0]
-    model, restart = after_restart()
     meta = {"model": "kraftcheck.model:make_model"}
-    return {
-        SHORTEST: counterexample_document(make_model(settings()), shortest, {
-            **meta, "config": {**meta, "source": source, "check": check_table, "settings": settings()}}),
-        AFTER_RESTART: counterexample_document(model, restart.violations[0], {
-            **meta, "config": {**meta, "source": f"{source} --set restarts=1, heartbeats only from a running broker",
-                               "check": check_table, "settings": settings(restarts=1)}}),
-    }
+    shortest = (make_model(settings()), check(), {"source": source, "settings": settings()})
+    model, result = after_restart()
+    restart = (model, result, {"source": f"{source} --set restarts=1, heartbeats only from a running broker",
+                               "settings": settings(restarts=1)})
+    documents = {}
+    for path, (after_a_restart, name) in TRACES.items():
+        model, result, config = restart if after_a_restart else shortest
+        documents[path] = counterexample_document(model, violation(result, name), {
+            **meta, "config": {**meta, "source": config["source"], "check": check_table, "settings": config["settings"]}})
+    return documents
 
 
 def test_the_checked_in_traces_are_the_findings():
@@ -172,12 +244,13 @@ def test_the_checked_in_traces_are_the_findings():
 
 
 def test_the_checked_in_traces_replay():
-    for path in (SHORTEST, AFTER_RESTART):
+    assert sorted(FINDINGS.glob("*.itf.json")) == sorted(TRACES)
+    for path, (_, name) in TRACES.items():
         p = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "trace", "replay", str(path)],
                            capture_output=True, text=True, cwd=REPO, timeout=120,
                            env={**os.environ, "PYTHONPATH": str(REPO)})
         assert p.returncode == 0, p.stdout + p.stderr
-        assert "LeaderOnOnlineDir" in p.stdout
+        assert name in p.stdout
 
 
 if __name__ == "__main__":

@@ -297,11 +297,13 @@ def test_reregistration_of_the_same_incarnation_keeps_epoch_and_fencing():
     assert after[BROKER_EPOCH] == state[BROKER_EPOCH] and after[FENCED] == state[FENCED]
 
 
-def test_broker_stays_fenced_until_its_replicas_are_assigned():
-    model = make_model(dict(brokers=1, dirs_per_broker=2, partitions=1, replication_factor=1, restarts=1, max_messages=4))
+def restarted_with_its_replica_unassigned(semantics):
+    """A broker restarts before placing its replica, and its new incarnation's first heartbeat
+    (asking to be unfenced) is handled while metadata still holds the replica UNASSIGNED."""
+    model = make_model(dict(brokers=1, dirs_per_broker=2, partitions=1, replication_factor=1, restarts=1,
+                            max_messages=4, semantics=semantics))
     state = start_and_register(model, next(iter(model.init_states())), [0])
     state = step(model, state, "ControllerCreatesPartition", 0)
-    # Restart before the replica is placed: the new incarnation starts fenced ...
     state = step(model, state, "BrokerCrashes", 0)
     state = step(model, state, "ControllerFencesExpiredBroker", 0)
     assert state[PARTITION][0][LEADER] == -1
@@ -310,8 +312,12 @@ def test_broker_stays_fenced_until_its_replicas_are_assigned():
     state = deliver(model, state, REGISTER, 0)
     state = deliver(model, state, REGISTER_RESPONSE, 0)
     state = step(model, state, "BrokerSendsHeartbeat", 0)
-    state = deliver(model, state, HEARTBEAT, 0)
-    # ... and a heartbeat does not unfence it while its replica is UNASSIGNED.
+    return model, deliver(model, state, HEARTBEAT, 0)
+
+
+def test_broker_stays_fenced_until_its_replicas_are_assigned():
+    """KIP-858's reading: the new incarnation stays fenced while its replica is UNASSIGNED."""
+    model, state = restarted_with_its_replica_unassigned("kip")
     assert state[FENCED][0]
     state = place_replicas(model, state, 0, [0])
     state = step(model, state, "BrokerSendsHeartbeat", 0)
@@ -319,6 +325,14 @@ def test_broker_stays_fenced_until_its_replicas_are_assigned():
     assert not state[FENCED][0]
     assert state[PARTITION][0][LEADER] == 0  # elected as it was unfenced
     check_invariants(model, state)
+
+
+def test_kafkas_broker_is_unfenced_with_its_replica_unassigned():
+    """Kafka's code: the broker asks to be unfenced once caught up, and is, with its replica
+    UNASSIGNED; it is elected leader on a directory nobody knows (finding 2, spec/README.md)."""
+    model, state = restarted_with_its_replica_unassigned("code")
+    assert not state[FENCED][0]
+    assert state[PARTITION][0][LEADER] == 0 and state[PARTITION][0][DIRS] == (UNASSIGNED,)
 
 
 # -------------------------------------------------------------------------------------------
