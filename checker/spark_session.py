@@ -237,7 +237,8 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
         return SparkHandle(active, running, _kind(running), owned=False)
     if master is None and os.environ.get("PYSPARK_GATEWAY_PORT"):
         # Inside spark-submit: its JVM is up with its master and conf; make the session from them.
-        spark = SparkSession.builder.appName(app_name).getOrCreate()
+        with _keeping_sigint_handler():
+            spark = SparkSession.builder.appName(app_name).getOrCreate()
         return SparkHandle(spark, spark.sparkContext.master, _kind(spark.sparkContext.master), owned=True)
 
     master = master or "local[*]"
@@ -270,13 +271,9 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
     builder = SparkSession.builder
     for key, value in options.items():
         builder = builder.config(key, value)
-    # Spark replaces the SIGINT handler with one that calls the JVM from inside the handler,
-    # on the connection the interrupted call is reading from (py4j then prints tracebacks);
-    # the one in place before (the command line's: see .signals) stays.
-    sigint_handler = signal.getsignal(signal.SIGINT)
     jvm_output = None
     try:
-        with _environment(LOCAL_ALLOCATOR_ENV if kind == "local" else {}):
+        with _environment(LOCAL_ALLOCATOR_ENV if kind == "local" else {}), _keeping_sigint_handler():
             jvm_output = _start_jvm(options)
             spark = builder.getOrCreate()
     except _StartFailed as e:
@@ -284,15 +281,25 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
     except Exception as e:
         reason = jvm_output.reason(e) if jvm_output is not None else _first_line(e)
         raise ConfigError(f"cannot start Spark with master {master}: {reason}") from None
-    finally:
-        if sigint_handler is not None:
-            reinstall(signal.SIGINT, sigint_handler)
     if jvm_output is not None:
         jvm_output.pass_on()
     handle = SparkHandle(spark, master, kind, owned=True)
     if kind == "standalone":
         _wait_for_executor(handle)
     return handle
+
+
+@contextlib.contextmanager
+def _keeping_sigint_handler():
+    """The SIGINT handler in place before (the command line's: see .signals) kept while a
+    SparkContext is made: Spark's own calls the JVM from inside the handler, on the
+    connection the interrupted call is reading from, and py4j then prints tracebacks."""
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if handler is not None:
+            reinstall(signal.SIGINT, handler)
 
 
 @contextlib.contextmanager

@@ -183,3 +183,24 @@ def _read_available(fd: int, until_closed: bool = False) -> bytes:
             break
         data.extend(chunk)
     return bytes(data)
+
+
+def test_a_signal_while_trace_render_draws_stops_dot(tmp_path, stalling_dot):
+    check = subprocess.run(
+        [sys.executable, "-m", "kraftcheck.checker.cli", "check", "--model", "tests.models:slow", "--quiet",
+         "--trace-dir", str(tmp_path)],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
+    assert check.returncode == 12, check.stderr
+    trace = tmp_path / "slow_BelowLimit.itf.json"
+    picture = tmp_path / "drawn.svg"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kraftcheck.checker.cli", "trace", "render", str(trace), "-o", str(picture)],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **stalling_dot}, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    [dot] = wait_for(lambda: {pid for pid in descendants(process.pid) if _command(pid).startswith("sleep 600")},
+                     "dot", process)
+    process.send_signal(signal.SIGTERM)
+    returncode, out, err = finish(process)
+    assert (returncode, out, err) == (143, "", "kraftcheck: error: interrupted by SIGTERM\n")
+    assert not alive(dot)
+    assert not picture.exists()
