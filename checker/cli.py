@@ -151,7 +151,9 @@ def run_check(args) -> int:
     finally:
         if reporter is not None:
             reporter.close()
-    note_figures(Figures(result.distinct_states, result.generated_states, result.depth, result.elapsed_s, result.verdict))
+    # an interruption while the results are written reports the whole search
+    note_figures(Figures(result.distinct_states, result.generated_states, result.depth, result.elapsed_s,
+                         result.verdict))
     trace_paths = write_traces(model, config, result, trace_dir)
     report(model, result, trace_paths, quiet=args.quiet, out=out)
     if args.json:

@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -348,7 +349,7 @@ def _wait_for_executor(handle: SparkHandle) -> None:
 
 
 def _start_jvm(options: dict[str, str]) -> "JvmOutput | None":
-    """Start the JVM of a new session (``spark-submit`` with ``options``), its stderr read
+    """Start the JVM of a new session (``spark-submit`` with ``options``), its output read
     through a :class:`JvmOutput`, in a process session of its own; None when this process
     has a JVM already (a session stopped earlier): Spark reuses it.
 
@@ -364,11 +365,20 @@ def _start_jvm(options: dict[str, str]) -> "JvmOutput | None":
     for key, value in options.items():
         conf.set(key, value)
     jvm_output = JvmOutput()
+    launched: list[subprocess.Popen] = []
     try:
-        gateway = launch_gateway(conf, popen_kwargs={"stdout": jvm_output.write_fd, "stderr": jvm_output.write_fd,
-                                                     "start_new_session": True})
-    except Exception as e:
-        raise _StartFailed(jvm_output.reason(e, ended=True)) from None
+        with _recording_processes(launched):
+            gateway = launch_gateway(conf, popen_kwargs={
+                "stdout": jvm_output.write_fd, "stderr": jvm_output.write_fd, "start_new_session": True})
+    except BaseException as e:
+        jvm_output.close_write_end()
+        # A JVM interrupted before it has started would never watch its stdin, the way a
+        # started one learns that its driver is gone: it is stopped here, with the launcher.
+        for process in launched:
+            _stop_process_group(process)
+        if isinstance(e, Exception):
+            raise _StartFailed(jvm_output.reason(e, ended=True)) from None
+        raise
     finally:
         jvm_output.close_write_end()
     try:
@@ -378,12 +388,40 @@ def _start_jvm(options: dict[str, str]) -> "JvmOutput | None":
     return jvm_output
 
 
+@contextlib.contextmanager
+def _recording_processes(launched: list):
+    """pyspark's launcher, its ``Popen`` recording each process it starts into ``launched``
+    (it keeps the JVM's process to itself until the JVM has started)."""
+    from pyspark import java_gateway
+
+    def popen(*args, **kwargs):
+        launched.append(subprocess.Popen(*args, **kwargs))
+        return launched[-1]
+
+    original = java_gateway.Popen
+    java_gateway.Popen = popen
+    try:
+        yield
+    finally:
+        java_gateway.Popen = original
+
+
+def _stop_process_group(process: "subprocess.Popen") -> None:
+    """Kill a process started in a session of its own, and what it started (the group)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
 class _StartFailed(Exception):
     """The JVM or its SparkContext did not start: the message says why, in one line."""
 
 
 class JvmOutput:
-    """The stderr of the JVM a session starts, read through a pipe by a thread of its own.
+    """The output of the JVM a session starts (stdout and stderr: the JVM writes its own
+    errors to stdout), read through a pipe by a thread of its own.
 
     While Spark starts it is held: its banner is noise, and when a JVM rejects its settings
     it prints a stack trace of dozens of lines, of which the error says one.  Once the

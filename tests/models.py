@@ -136,20 +136,21 @@ class Slow:
     """A counter from 0 to ``limit`` whose steps and descriptions take time, for the tests that
     stop ``check`` with a signal at a known point.  ``BelowLimit`` fails at ``limit``.
 
-    Settings: ``step_ms``, milliseconds each expansion sleeps; ``ready``, a file created when the
-    state 2 is expanded (the search is under way, two levels done); ``describing``, a file
-    created when ``describe`` runs (the search has ended and its trace is being written);
-    ``describe_ms``, milliseconds ``describe`` then sleeps; ``payload``, the length of a list of numbers ``describe`` adds to each state,
-    so that writing a trace takes long.
+    Settings: ``step_ms``, milliseconds each expansion sleeps; ``ready``, a file created when
+    the state 2 is expanded (the search is under way, two levels done); ``describing``, a
+    file created when ``describe`` runs (the search has ended and its trace is being
+    written); ``describe_ms``, milliseconds ``describe`` then sleeps; ``payload``, the length
+    of a list of numbers ``describe`` adds to each state, so that writing a trace takes long.
     """
 
     actions = ["Up"]
 
     def __init__(self, config: dict):
         cfg = _reject_unknown(config, {"limit": 3, "step_ms": 0, "ready": "", "describing": "", "describe_ms": 0,
-                                          "payload": 0})
+                                       "payload": 0})
         self.limit, self.step_ms, self.payload = cfg["limit"], cfg["step_ms"], cfg["payload"]
-        self.ready, self.describing, self.describe_ms = cfg["ready"], cfg["describing"], cfg["describe_ms"]
+        self.ready, self.describing = cfg["ready"], cfg["describing"]
+        self.describe_ms = cfg["describe_ms"]
         self.invariants = {"BelowLimit": lambda s: s < self.limit}
 
     def init_states(self):

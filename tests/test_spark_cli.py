@@ -190,3 +190,47 @@ def test_spark_submit_runs_the_command_line_in_its_session(tmp_path):
         assert spark[key] == local[key], key
     assert [(v["invariant"], v["length"]) for v in spark["violations"]] == [
         (v["invariant"], v["length"]) for v in local["violations"]]
+
+
+def test_a_signal_while_spark_starts_leaves_no_process(tmp_path):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kraftcheck.checker.cli", "check", "--model", "tests.models:diehard",
+         "--engine", "spark", "--spark-master", "local[1]", "--trace-dir", str(tmp_path)],
+        cwd=REPO, env=loopback_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )
+    try:
+        # spark-submit's launcher, then the JVM: each takes seconds before the session exists
+        deadline = time.monotonic() + 120
+        spawned: set[int] = set()
+        while not spawned and time.monotonic() < deadline and process.poll() is None:
+            spawned = descendants(process.pid)
+            time.sleep(0.005)
+        assert spawned, "spark-submit did not start"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 143
+        assert err == "kraftcheck: error: interrupted by SIGTERM\n"
+        # the JVM runs in a session of its own, led by the process spark-submit started
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _in_sessions(spawned):
+            time.sleep(0.5)
+        assert not _in_sessions(spawned)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _in_sessions(sessions: set[int]) -> list[int]:
+    """The live processes of the given sessions."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[3]) in sessions:
+            found.append(int(entry))
+    return found
+
