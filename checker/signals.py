@@ -9,7 +9,8 @@ or ``check`` noted with :func:`note_figures`) and exits with 128 + the signal's 
 shells' convention: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP.
 
 A signal that arrives while the first one is being handled is ignored, so that the clean-up
-runs to its end (SIGKILL still ends the process at once).
+runs to its end (SIGKILL still ends the process at once); so is one that was ignored when
+the command started (``nohup``).
 """
 
 from __future__ import annotations
@@ -92,7 +93,10 @@ def stopping_on_signals():
     previous = {}
     try:
         for signum in STOPPING_SIGNALS:
-            previous[signum] = signal.signal(signum, _on_signal)
+            # a signal ignored when the command started stays ignored: ``nohup`` ignores
+            # SIGHUP, a shell ignores SIGINT in what it starts in the background
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, _on_signal)
     except ValueError:  # not the main thread
         pass
     try:

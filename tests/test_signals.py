@@ -204,3 +204,16 @@ def test_a_signal_while_trace_render_draws_stops_dot(tmp_path, stalling_dot):
     assert (returncode, out, err) == (143, "", "kraftcheck: error: interrupted by SIGTERM\n")
     assert not alive(dot)
     assert not picture.exists()
+
+
+def test_sighup_under_nohup_is_ignored(tmp_path):
+    ready = tmp_path / "ready"
+    # nohup's way: SIGHUP ignored before the command starts
+    process = start("--set", "limit=60", "--set", "step_ms=20", "--set", f"ready={ready}",
+                    "--trace-dir", str(tmp_path / "out"), "--quiet",
+                    preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    wait_for(ready.exists, "the search's third level", process)
+    process.send_signal(signal.SIGHUP)
+    returncode, out, err = finish(process)
+    assert (returncode, err) == (12, "")
+    assert "error: invariant BelowLimit is violated; shortest trace: 61 states" in out
