@@ -72,14 +72,14 @@ def test_a_signal_during_the_search_prints_the_figures_so_far(tmp_path, signum, 
     assert name == signal.Signals(signum).name
     # the counter's states are one per level: every level reached holds one, generated once
     assert int(distinct) == int(generated) == int(depth) >= 3
-    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
 
 
 def test_a_signal_while_a_trace_is_written_removes_its_temporary_file(tmp_path):
     out_dir = tmp_path / "out"
     # a long list in every state: the trace takes a second or more to write
     process = start("--set", "payload=400000", "--trace-dir", str(out_dir), "--quiet")
-    wait_for(lambda: list(out_dir.glob(".slow_BelowLimit.itf.json.*")), "a temporary trace file", process)
+    wait_for(lambda: list(out_dir.glob(".*.itf.json.*")), "a temporary trace file", process)
     process.send_signal(signal.SIGTERM)
     returncode, out, err = finish(process)
     assert returncode == 143, err
@@ -131,7 +131,8 @@ def test_a_signal_while_dot_draws_stops_dot(tmp_path, stalling_dot, signum, code
     assert err == f"kraftcheck: error: interrupted by {signal.Signals(signum).name}\n"
     assert not alive(dot)
     # the trace was written before the picture was begun; no picture, no temporary file
-    assert sorted(p.name for p in out_dir.iterdir()) == ["slow_BelowLimit.itf.json"]
+    [written] = out_dir.iterdir()
+    assert written.name.endswith(".itf.json") and not written.name.startswith(".")
 
 
 def _command(pid: int) -> str:
@@ -191,7 +192,7 @@ def test_a_signal_while_trace_render_draws_stops_dot(tmp_path, stalling_dot):
          "--trace-dir", str(tmp_path)],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
     assert check.returncode == 12, check.stderr
-    trace = tmp_path / "slow_BelowLimit.itf.json"
+    [trace] = tmp_path.glob("*.itf.json")
     picture = tmp_path / "drawn.svg"
     process = subprocess.Popen(
         [sys.executable, "-m", "kraftcheck.checker.cli", "trace", "render", str(trace), "-o", str(picture)],
