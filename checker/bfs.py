@@ -29,6 +29,7 @@ from .fingerprint import fingerprint_function, marshals_directly
 from .path import NondeterministicModel, counterexamples  # noqa: F401  (NondeterministicModel: re-exported)
 from .protocol import Action, Model, State
 from .result import Result
+from .signals import Figures, note_figures
 
 _NO_PARENT = -1
 _first = itemgetter(0)
@@ -119,6 +120,10 @@ class _Search:
         gc.disable()
         try:
             return self._run()
+        except KeyboardInterrupt:  # Ctrl-C or another stopping signal: say how far the search got
+            elapsed = time.perf_counter() - self.started if self.started else 0.0
+            note_figures(Figures(self.distinct, self.generated, self.depth, elapsed))
+            raise
         finally:
             if collecting:
                 gc.enable()

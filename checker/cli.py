@@ -2,7 +2,8 @@
 
 Exit codes are TLC's: 0 all invariants hold and the search was exhaustive, 11 deadlock,
 12 invariant violated, 3 stopped by a bound, 2 bad usage or bad input, 1 the model
-itself failed, 130 interrupted.
+itself failed; stopped by a signal, 128 + its number: 130 SIGINT (Ctrl-C), 143 SIGTERM,
+129 SIGHUP (:mod:`.signals`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from .config import CheckConfig, ConfigError, build_model, load_config
 from .progress import progress_reporter
 from .protocol import action_name, action_params
 from .result import Result
+from .signals import Figures, note_figures, report_interruption, stopping_on_signals
 from kraftcheck.traces.itf import TraceFormatError
 
 EXIT_BAD_INPUT = 2
 EXIT_MODEL_FAILED = 1
-EXIT_INTERRUPTED = 130
 DEFAULT_TRACE_DIR = "out"
 
 
@@ -96,6 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with stopping_on_signals():
+        try:
+            return _run(argv)
+        except KeyboardInterrupt as interruption:  # SIGINT, SIGTERM or SIGHUP: see .signals
+            return report_interruption(interruption)
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -106,9 +115,6 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ConfigError, TraceFormatError) as e:
         _error(str(e))
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        _error("interrupted")
-        return EXIT_INTERRUPTED
     except NondeterministicModel as e:
         _error(str(e))
         return EXIT_MODEL_FAILED
@@ -145,6 +151,9 @@ def run_check(args) -> int:
     finally:
         if reporter is not None:
             reporter.close()
+    # an interruption while the results are written reports the whole search
+    note_figures(Figures(result.distinct_states, result.generated_states, result.depth, result.elapsed_s,
+                         result.verdict))
     trace_paths = write_traces(model, config, result, trace_dir)
     report(model, result, trace_paths, quiet=args.quiet, out=out)
     if args.json:

@@ -57,7 +57,10 @@ class LiveProgress:
             self.live.update(f"[bold cyan]checking[/] {_line(p)}")
 
     def close(self) -> None:
-        self.live.stop()
+        try:
+            self.live.stop()  # shows the cursor again
+        except OSError:  # the terminal hung up (SIGHUP): nothing to show it on
+            pass
 
 
 def progress_reporter(quiet: bool, stream: TextIO = sys.stderr):

@@ -57,8 +57,11 @@ last level is admitted again with a quota per partition, unexpanded.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import os
+import signal
 import sys
 import time
 import uuid
@@ -68,6 +71,7 @@ from .bfs import Progress, ProgressCallback
 from .config import CheckConfig, ConfigError, build_model
 from .path import counterexamples
 from .result import Result
+from .signals import Figures, Interrupted, note_figures, received
 from .spark_session import (
     NARROW_KEY,
     NARROW_TRANSITIONS,
@@ -128,28 +132,72 @@ def explore_spark(
     if max_depth is not None and max_depth < 1:
         raise ValueError("max_depth must be at least 1")
     model = build_model(config)
-    handle = open_session(master)
-    interrupted = _note_interrupts()
-    search = _SparkSearch(handle, config, model, max_states, max_depth, check_deadlock, stop_on_violation, progress)
-    try:
-        return search.run()
-    except KeyboardInterrupt:
-        handle.interrupt()
-        raise
-    except Exception as e:
-        # Ctrl-C while the driver waits in the JVM surfaces as whatever error the cancelled
-        # call raises (a Py4J or Spark error), not as KeyboardInterrupt: say what it was.
-        if interrupted.is_set():
+    with _quiet_py4j_when_interrupted():
+        handle = open_session(master)
+        interrupted = _note_interrupts()
+        search = None
+        try:
+            search = _SparkSearch(handle, config, model, max_states, max_depth, check_deadlock, stop_on_violation,
+                                  progress)
+            return search.run()
+        except KeyboardInterrupt:
+            _note_figures_so_far(search)
             handle.interrupt()
-            raise KeyboardInterrupt from e
-        raise
+            raise
+        except Exception as e:
+            # Ctrl-C while the driver waits in the JVM may surface as whatever error the
+            # cancelled call raises (a Py4J or Spark error), not as KeyboardInterrupt: say what it was.
+            if interrupted.is_set() or received() is not None:
+                _note_figures_so_far(search)
+                handle.interrupt()
+                raise Interrupted(received() or signal.SIGINT) from e
+            raise
+        finally:
+            interrupted.restore()
+            handle.stop()
+
+
+def _note_figures_so_far(search: "_SparkSearch | None") -> None:
+    """What the driver knows of an interrupted search: the levels it has taken in."""
+    if search is not None:
+        elapsed = time.perf_counter() - search.started if search.started else 0.0
+        note_figures(Figures(search.distinct, search.generated, search.depth, elapsed))
+
+
+class _QuietOnInterruption(logging.Filter):
+    """Drops py4j's log records about an interruption: py4j logs a traceback when a signal
+    interrupts a call to the JVM (and the calls of the clean-up may fail after it), where
+    the command says in one line that it was interrupted."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from_py4j = record.name.startswith("py4j") or f"{os.sep}py4j{os.sep}" in record.pathname
+        if not from_py4j:
+            return True
+        interrupting = record.exc_info is not None and isinstance(record.exc_info[1], KeyboardInterrupt)
+        return not (interrupting or received() is not None)
+
+
+#: The loggers py4j's records pass through: its module-level ``logging.exception`` calls log
+#: on the root logger, its own loggers below "py4j" (a logger's filters see only its own records).
+_PY4J_LOGGERS = ("", "py4j", "py4j.java_gateway", "py4j.clientserver")
+
+
+@contextlib.contextmanager
+def _quiet_py4j_when_interrupted():
+    quiet = _QuietOnInterruption()
+    loggers = [logging.getLogger(name) for name in _PY4J_LOGGERS]
+    for logger in loggers:
+        logger.addFilter(quiet)
+    try:
+        yield
     finally:
-        interrupted.restore()
-        handle.stop()
+        for logger in loggers:
+            logger.removeFilter(quiet)
 
 
 class _InterruptFlag:
-    """Notes a SIGINT, then lets the handler in place before (Spark's: cancel jobs) act on it."""
+    """Notes a SIGINT, then lets the handler in place before (the command line's, else
+    Python's: raise KeyboardInterrupt) act on it."""
 
     def __init__(self):
         self._set = False

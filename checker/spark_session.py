@@ -12,8 +12,11 @@ import contextlib
 import ipaddress
 import os
 import re
+import signal
 import socket
+import subprocess
 import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -21,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .config import ConfigError
+from .signals import received, reinstall
 
 LOOPBACK = "127.0.0.1"
 #: Seconds to wait for a standalone cluster to give the application an executor.
@@ -67,6 +71,8 @@ NARROW_TRANSITIONS = 25_000
 ONE_TASK_VISITED = 4_000_000
 
 _LOCAL = re.compile(r"^local(\[(?P<threads>\*|\d+)(,(?P<failures>\d+))?\])?$")
+#: The largest count Spark reads from a master URL (a JVM int).
+_JVM_INT_MAX = 2**31 - 1
 
 
 @dataclass
@@ -100,7 +106,10 @@ class SparkHandle:
     def stop(self) -> None:
         if self.owned:
             try:
-                self.spark.stop()
+                with warnings.catch_warnings():
+                    # pyspark warns when the JVM is gone already; stopping is all that is asked
+                    warnings.simplefilter("ignore")
+                    self.spark.stop()
             except Exception:
                 pass
 
@@ -115,9 +124,24 @@ def with_local_retries(master: str) -> str:
     m = _LOCAL.match(master)
     if m is None:
         raise ConfigError(f"bad local master {master!r}: expected local, local[N], local[*] or local[N,F]")
+    for name in ("threads", "failures"):
+        count = m.group(name)
+        if count not in (None, "*") and not 1 <= int(count) <= _JVM_INT_MAX:
+            what = "threads" if name == "threads" else "task attempts"
+            raise ConfigError(f"bad local master {master!r}: the number of {what} must be from 1 to {_JVM_INT_MAX}")
     if m.group("failures"):
         return master
     return f"local[{m.group('threads') or 1},{LOCAL_TASK_ATTEMPTS}]"
+
+
+def check_master(master: str) -> None:
+    """ConfigError for a master that Spark is known to reject, before Spark is started: a JVM
+    that rejects it prints dozens of lines first.  Others are tried (see :class:`JvmOutput`)."""
+    if master.startswith("local"):
+        with_local_retries(master)
+    elif not (master.startswith(("spark://", "sc://", "k8s://")) or master == "yarn"):
+        raise ConfigError(f"bad Spark master {master!r}: expected local[N], spark://HOST:PORT, sc://HOST:PORT, "
+                          "yarn or k8s://HOST:PORT")
 
 
 def driver_memory_configured(environ) -> bool:
@@ -194,6 +218,8 @@ def _check_reachable(url: str, default_port: int) -> tuple[str, bool]:
 def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandle:
     """Start (or join) the session for ``master``; ConfigError when it cannot be reached."""
     master = resolve_master(master)
+    if master is not None:
+        check_master(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # pyspark warns about pandas versions it has not been tested with; the engine uses Arrow only
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\.")
@@ -212,7 +238,8 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
         return SparkHandle(active, running, _kind(running), owned=False)
     if master is None and os.environ.get("PYSPARK_GATEWAY_PORT"):
         # Inside spark-submit: its JVM is up with its master and conf; make the session from them.
-        spark = SparkSession.builder.appName(app_name).getOrCreate()
+        with _keeping_sigint_handler():
+            spark = SparkSession.builder.appName(app_name).getOrCreate()
         return SparkHandle(spark, spark.sparkContext.master, _kind(spark.sparkContext.master), owned=True)
 
     master = master or "local[*]"
@@ -227,26 +254,53 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
     else:
         loopback = False
 
-    builder = SparkSession.builder.master(master).appName(app_name)
-    builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-    builder = builder.config("spark.log.level", "ERROR").config("spark.locality.wait", "0s")
-    builder = builder.config("spark.driver.defaultJavaOptions", DRIVER_JAVA_OPTIONS)
-    for key, value in SHUFFLE_SETTINGS.items():
-        builder = builder.config(key, value)
+    options = {
+        "spark.master": master,
+        "spark.app.name": app_name,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.log.level": "ERROR",
+        "spark.locality.wait": "0s",
+        "spark.driver.defaultJavaOptions": DRIVER_JAVA_OPTIONS,
+        **SHUFFLE_SETTINGS,
+    }
     if kind == "local" and not driver_memory_configured(os.environ):
-        builder = builder.config("spark.driver.memory", LOCAL_DRIVER_MEMORY)
+        options["spark.driver.memory"] = LOCAL_DRIVER_MEMORY
     if loopback:
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
-        builder = builder.config("spark.driver.host", LOOPBACK).config("spark.driver.bindAddress", LOOPBACK)
+        options["spark.driver.host"] = options["spark.driver.bindAddress"] = LOOPBACK
+    builder = SparkSession.builder
+    for key, value in options.items():
+        builder = builder.config(key, value)
+    jvm_output = None
     try:
-        with _environment(LOCAL_ALLOCATOR_ENV if kind == "local" else {}):
+        with _environment(LOCAL_ALLOCATOR_ENV if kind == "local" else {}), _keeping_sigint_handler():
+            jvm_output = _start_jvm(options)
             spark = builder.getOrCreate()
+    except _StartFailed as e:
+        raise ConfigError(f"cannot start Spark with master {master}: {e}") from None
     except Exception as e:
-        raise ConfigError(f"cannot start Spark with master {master}: {_first_line(e)}") from None
+        reason = jvm_output.reason(e) if jvm_output is not None else _first_line(e)
+        raise ConfigError(f"cannot start Spark with master {master}: {reason}") from None
+    if jvm_output is not None:
+        jvm_output.pass_on()
     handle = SparkHandle(spark, master, kind, owned=True)
     if kind == "standalone":
         _wait_for_executor(handle)
     return handle
+
+
+@contextlib.contextmanager
+def _keeping_sigint_handler():
+    """The SIGINT handler in place before (the command line's: see .signals) kept while a
+    SparkContext is made: Spark's own calls the JVM from inside the handler, on the
+    connection the interrupted call is reading from, and py4j then prints tracebacks."""
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if handler is not None:
+            reinstall(signal.SIGINT, handler)
 
 
 @contextlib.contextmanager
@@ -292,6 +346,141 @@ def _wait_for_executor(handle: SparkHandle) -> None:
         f"no executor registered with Spark master {handle.master} within {EXECUTOR_WAIT_S:.0f} s "
         "(is a worker running, with free cores and memory?)"
     )
+
+
+def _start_jvm(options: dict[str, str]) -> "JvmOutput | None":
+    """Start the JVM of a new session (``spark-submit`` with ``options``), its output read
+    through a :class:`JvmOutput`, in a process session of its own; None when this process
+    has a JVM already (a session stopped earlier): Spark reuses it.
+
+    In a session of its own, the JVM and its Python workers do not receive what a terminal
+    sends the command's process group (Ctrl-C, a hang-up): the driver stops them itself, and
+    a JVM whose driver is gone exits as its stdin closes."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return None
+    conf = SparkConf(loadDefaults=False)
+    for key, value in options.items():
+        conf.set(key, value)
+    jvm_output = JvmOutput()
+    launched: list[subprocess.Popen] = []
+    try:
+        with _recording_processes(launched):
+            gateway = launch_gateway(conf, popen_kwargs={
+                "stdout": jvm_output.write_fd, "stderr": jvm_output.write_fd, "start_new_session": True})
+    except BaseException as e:
+        jvm_output.close_write_end()
+        # A JVM interrupted before it has started would never watch its stdin, the way a
+        # started one learns that its driver is gone: it is stopped here, with the launcher.
+        for process in launched:
+            _stop_process_group(process)
+        if isinstance(e, Exception):
+            raise _StartFailed(jvm_output.reason(e, ended=True)) from None
+        raise
+    finally:
+        jvm_output.close_write_end()
+    try:
+        SparkContext(conf=conf, gateway=gateway)
+    except Exception as e:
+        raise _StartFailed(jvm_output.reason(e)) from None
+    return jvm_output
+
+
+@contextlib.contextmanager
+def _recording_processes(launched: list):
+    """pyspark's launcher, its ``Popen`` recording each process it starts into ``launched``
+    (it keeps the JVM's process to itself until the JVM has started)."""
+    from pyspark import java_gateway
+
+    def popen(*args, **kwargs):
+        launched.append(subprocess.Popen(*args, **kwargs))
+        return launched[-1]
+
+    original = java_gateway.Popen
+    java_gateway.Popen = popen
+    try:
+        yield
+    finally:
+        java_gateway.Popen = original
+
+
+def _stop_process_group(process: "subprocess.Popen") -> None:
+    """Kill a process started in a session of its own, and what it started (the group)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+class _StartFailed(Exception):
+    """The JVM or its SparkContext did not start: the message says why, in one line."""
+
+
+class JvmOutput:
+    """The output of the JVM a session starts (stdout and stderr: the JVM writes its own
+    errors to stdout), read through a pipe by a thread of its own.
+
+    While Spark starts it is held: its banner is noise, and when a JVM rejects its settings
+    it prints a stack trace of dozens of lines, of which the error says one.  Once the
+    session has started, what the JVM and its Python workers print is passed on to this
+    process's stderr (task failures), unless a signal is stopping the command: the JVM's
+    complaints about cancelled jobs are then dropped."""
+
+    def __init__(self):
+        self.read_fd, self.write_fd = os.pipe()
+        self.held: list[str] = []
+        self.passing = False
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._pump, name="kraftcheck-jvm-stderr", daemon=True)
+        self.thread.start()
+
+    def _pump(self) -> None:
+        with os.fdopen(self.read_fd, "rb") as pipe:
+            for line in pipe:
+                with self.lock:
+                    if not self.passing:
+                        self.held.append(line.decode("utf-8", "replace").rstrip())
+                        continue
+                if received() is None:
+                    try:
+                        os.write(sys.stderr.fileno(), line)
+                    except (OSError, ValueError):
+                        pass
+
+    def close_write_end(self) -> None:
+        """This process's copy of the pipe's write end, once the JVM holds its own: the
+        thread sees the end of the output when the JVM exits."""
+        if self.write_fd is not None:
+            os.close(self.write_fd)
+            self.write_fd = None
+
+    def pass_on(self) -> None:
+        """The session has started: drop what was held, pass on what comes."""
+        with self.lock:
+            self.held.clear()
+            self.passing = True
+
+    def reason(self, error: BaseException, ended: bool = False) -> str:
+        """Why Spark did not start, in one line: the message of the Java exception named in
+        ``error`` or in the JVM's output, else the JVM's last line, else ``error``'s first.
+        ``ended``: the JVM has exited, so its whole output can be waited for."""
+        self.thread.join(5.0 if ended else 0.5)
+        with self.lock:
+            lines = str(error).splitlines() + list(self.held)
+            held = list(self.held)
+        for line in lines:
+            found = _JAVA_EXCEPTION.search(line)
+            if found:
+                return found.group("message").strip()[:300]
+        printed = [line for line in held if line.strip() and not line[0].isspace() and not line.startswith("WARNING")]
+        return printed[-1][:300] if printed else _first_line(error)
+
+
+#: A Java exception and its message, as a stack trace or a py4j error starts.
+_JAVA_EXCEPTION = re.compile(r"(?:^|: |\" )(?:[a-z_][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error): (?P<message>.+)")
 
 
 def _first_line(e: BaseException) -> str:

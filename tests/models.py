@@ -130,3 +130,54 @@ class Counters:
 
 def counters(config: dict | None = None) -> Counters:
     return Counters(config or {})
+
+
+class Slow:
+    """A counter from 0 to ``limit`` whose steps and descriptions take time, for the tests that
+    stop ``check`` with a signal at a known point.  ``BelowLimit`` fails at ``limit``.
+
+    Settings: ``step_ms``, milliseconds each expansion sleeps; ``ready``, a file created when
+    the state 2 is expanded (the search is under way, two levels done); ``describing``, a
+    file created when ``describe`` runs (the search has ended and its trace is being
+    written); ``describe_ms``, milliseconds ``describe`` then sleeps; ``payload``, the length
+    of a list of numbers ``describe`` adds to each state, so that writing a trace takes long.
+    """
+
+    actions = ["Up"]
+
+    def __init__(self, config: dict):
+        cfg = _reject_unknown(config, {"limit": 3, "step_ms": 0, "ready": "", "describing": "", "describe_ms": 0,
+                                       "payload": 0})
+        self.limit, self.step_ms, self.payload = cfg["limit"], cfg["step_ms"], cfg["payload"]
+        self.ready, self.describing = cfg["ready"], cfg["describing"]
+        self.describe_ms = cfg["describe_ms"]
+        self.invariants = {"BelowLimit": lambda s: s < self.limit}
+
+    def init_states(self):
+        return [0]
+
+    def successors(self, s):
+        import time
+
+        if s == 2 and self.ready:
+            _touch(self.ready)
+        time.sleep(self.step_ms / 1000)
+        if s < self.limit:
+            yield "Up", s + 1
+
+    def describe(self, s):
+        import time
+
+        if self.describing:
+            _touch(self.describing)
+        time.sleep(self.describe_ms / 1000)
+        return {"count": s, "payload": list(range(self.payload))}
+
+
+def _touch(path: str) -> None:
+    with open(path, "a"):
+        pass
+
+
+def slow(config: dict | None = None) -> Slow:
+    return Slow(config or {})

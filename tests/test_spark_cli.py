@@ -1,8 +1,11 @@
-"""The Spark engine through the command line: summaries and traces, a failing task, a bad master, Ctrl-C."""
+"""The Spark engine through the command line: summaries and traces, a failing task, a bad master,
+Ctrl-C and the other stopping signals."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import subprocess
 import sys
@@ -83,17 +86,50 @@ def test_unreachable_master_is_one_line_and_exit_2(scheme):
     assert p.stderr.startswith(f"kraftcheck: error: cannot reach Spark master {url}")
 
 
-def test_bad_local_master_is_exit_2():
-    p = kraftcheck("check", "--model", "tests.models:diehard", "--engine", "spark", "--spark-master", "local[two]")
-    assert p.returncode == 2 and "bad local master" in p.stderr
+@pytest.mark.parametrize("master, message", [
+    ("bogus://x", "bad Spark master 'bogus://x': expected local[N], spark://HOST:PORT, sc://HOST:PORT, yarn or "
+                  "k8s://HOST:PORT"),
+    ("local[0]", "bad local master 'local[0]': the number of threads must be from 1 to 2147483647"),
+    ("local[two]", "bad local master 'local[two]': expected local, local[N], local[*] or local[N,F]"),
+    # passes kraftcheck's checks; spark-submit rejects it, with a stack trace of a dozen lines
+    ("yarn", "cannot start Spark with master yarn: When running with master 'yarn' either HADOOP_CONF_DIR or "
+             "YARN_CONF_DIR must be set in the environment."),
+], ids=["bogus", "no-threads", "not-a-number", "yarn"])
+def test_bad_master_is_one_line_and_exit_2(master, message):
+    env = loopback_env()
+    env.pop("HADOOP_CONF_DIR", None)
+    env.pop("YARN_CONF_DIR", None)
+    p = kraftcheck("check", "--model", "tests.models:diehard", "--engine", "spark", "--spark-master", master, env=env)
+    assert p.returncode == 2
+    assert p.stderr == f"kraftcheck: error: {message}\n"
 
 
-def test_ctrl_c_stops_the_job_and_leaves_no_process(tmp_path):
+def test_a_jvm_that_cannot_start_is_one_line_and_exit_2():
+    p = kraftcheck("check", "--model", "tests.models:diehard", "--engine", "spark", "--spark-master", "local[1]",
+                   env=loopback_env(SPARK_DRIVER_MEMORY="1k"))
+    assert p.returncode == 2
+    [line] = p.stderr.splitlines()
+    # the JVM's own words, which its version words: "Too small maximum heap" on Java 17
+    assert re.fullmatch(r"kraftcheck: error: cannot start Spark with master local\[1,2\]: Too small \w+ heap", line)
+
+
+SEARCH_STOPPED = re.compile(
+    r"interrupted by (SIG[A-Z]+): the search stopped after ([\d,]+) distinct states, ([\d,]+) generated, "
+    r"depth ([\d,]+) \(\d+\.\d\d s\); the rest is unexplored")
+
+
+@pytest.mark.parametrize("signum, code, to_group", [
+    (signal.SIGINT, 130, True),  # Ctrl-C: the terminal signals the whole process group
+    (signal.SIGTERM, 143, False),  # kill PID
+    (signal.SIGHUP, 129, True),  # the terminal hung up
+], ids=["SIGINT-group", "SIGTERM", "SIGHUP-group"])
+def test_a_signal_stops_the_job_prints_the_figures_and_leaves_no_process(tmp_path, signum, code, to_group):
     process = subprocess.Popen(
         [sys.executable, "-m", "kraftcheck.checker.cli", "check", "--model", "tests.models:counters",
          "--set", "n=6", "--set", "limit=6", "--engine", "spark", "--spark-master", "local[2]",
          "--trace-dir", str(tmp_path)],
         cwd=REPO, env=loopback_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
     )
     levels = threading.Event()
     err: list[str] = []
@@ -110,10 +146,19 @@ def test_ctrl_c_stops_the_job_and_leaves_no_process(tmp_path):
         assert levels.wait(300), "".join(err)
         spawned = descendants(process.pid)
         assert spawned, "Spark started no process"
-        process.send_signal(signal.SIGINT)
-        assert process.wait(60) == 130
+        if to_group:
+            os.killpg(process.pid, signum)
+        else:
+            process.send_signal(signum)
+        assert process.wait(60) == code, "".join(err)
         reader.join(10)
-        assert "kraftcheck: error: interrupted" in "".join(err)
+        name = signal.Signals(signum).name
+        # the levels, the progress lines, and one line more: no traceback, no JVM output
+        assert [line for line in err if not line.startswith(("level ", "progress: "))] == [
+            f"kraftcheck: error: interrupted by {name}\n"], "".join(err)
+        stopped = SEARCH_STOPPED.fullmatch(process.stdout.read().splitlines()[-1])
+        assert stopped and stopped.group(1) == name
+        assert int(stopped.group(4).replace(",", "")) >= 3  # the driver had taken three levels in
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and any(alive(pid) for pid in spawned):
             time.sleep(0.5)
@@ -125,8 +170,6 @@ def test_ctrl_c_stops_the_job_and_leaves_no_process(tmp_path):
 
 
 def test_spark_submit_runs_the_command_line_in_its_session(tmp_path):
-    import os
-
     from tests.spark_helpers import spark_home
 
     config = REPO / "spec" / "configs" / "epochgate.toml"
@@ -147,3 +190,47 @@ def test_spark_submit_runs_the_command_line_in_its_session(tmp_path):
         assert spark[key] == local[key], key
     assert [(v["invariant"], v["length"]) for v in spark["violations"]] == [
         (v["invariant"], v["length"]) for v in local["violations"]]
+
+
+def test_a_signal_while_spark_starts_leaves_no_process(tmp_path):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kraftcheck.checker.cli", "check", "--model", "tests.models:diehard",
+         "--engine", "spark", "--spark-master", "local[1]", "--trace-dir", str(tmp_path)],
+        cwd=REPO, env=loopback_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )
+    try:
+        # spark-submit's launcher, then the JVM: each takes seconds before the session exists
+        deadline = time.monotonic() + 120
+        spawned: set[int] = set()
+        while not spawned and time.monotonic() < deadline and process.poll() is None:
+            spawned = descendants(process.pid)
+            time.sleep(0.005)
+        assert spawned, "spark-submit did not start"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 143
+        assert err == "kraftcheck: error: interrupted by SIGTERM\n"
+        # the JVM runs in a session of its own, led by the process spark-submit started
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _in_sessions(spawned):
+            time.sleep(0.5)
+        assert not _in_sessions(spawned)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _in_sessions(sessions: set[int]) -> list[int]:
+    """The live processes of the given sessions."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[3]) in sessions:
+            found.append(int(entry))
+    return found
+
