@@ -398,7 +398,10 @@ def _recording_processes(launched: list):
         launched.append(subprocess.Popen(*args, **kwargs))
         return launched[-1]
 
-    original = java_gateway.Popen
+    original = getattr(java_gateway, "Popen", None)
+    if original is None:  # a pyspark that starts its JVM otherwise: nothing to record
+        yield
+        return
     java_gateway.Popen = popen
     try:
         yield
