@@ -573,14 +573,17 @@ class KRaftJBOD:
         return self._with(n, queued=_set(s[QUEUED], b, _set(s[QUEUED][b], p, NONE)))
 
     def BrokerShutsDownOnDirFailureTimeout(self, s, b):
-        """log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged, and the broker
-        leads a replica in that directory: shutting down is the only other way to get a new
-        leader elected (KIP-858; the code shuts down even when it leads nothing).  Leadership is
-        read from the metadata: the model keeps no separate broker view of it."""
+        """log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged.  Kafka's broker
+        then shuts down (BrokerLifecycleManager's OfflineDirBrokerFailureEvent); KIP-858 only if
+        it leads a replica in that directory, shutting down being the only other way to get a
+        new leader elected.  Leadership is read from the metadata: the model keeps no separate
+        broker view of it."""
         if s[STATUS][b] != RUNNING:
             return None
         unacknowledged = [i for i in self.slots if s[DIR_STATE][b][i] == FAILED]
-        if not any(
+        if not unacknowledged:
+            return None
+        if self.settings.semantics == "kip" and not any(
             part is not None and part[LEADER] == b and any(p in s[LOGS][b][i] for i in unacknowledged)
             for p, part in enumerate(s[PARTITION])
         ):

@@ -87,7 +87,7 @@ def test_both_findings_past_the_first_violation():
     assert result.exit_code == 12
     assert [(v.name, v.length) for v in result.violations] == [
         ("LeaderOnOnlineDir", 16), ("IsrOnOnlineDirs", 16), ("FencedUntilAssigned", 12)]
-    assert (result.distinct_states, result.generated_states, result.depth) == (693, 1236, 22)
+    assert (result.distinct_states, result.generated_states, result.depth) == (693, 1298, 22)
 
 
 def test_the_first_violation_is_the_unassigned_unfencing():
