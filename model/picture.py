@@ -10,13 +10,16 @@ them (nothing else), and returns a graphviz HTML-like ``<TABLE>``:
   directories), with what disagrees with the broker's own state in red;
 - the partitions as the controller's metadata has them, and the messages in flight.
 
-Whatever differs from ``previous`` (the step before) is highlighted.
+Whatever differs from ``previous`` (the step before) is highlighted.  Values that are no
+state of the model (a trace edited by hand, or another model's) raise ``ValueError``, as the
+picture hook's protocol asks: the trace readers then draw the table of variables.
 """
 
 from __future__ import annotations
 
-import html
 from typing import Any
+
+from kraftcheck.traces.render import escape as _e
 
 CHANGED = "#ffe27a"  # what this step changed
 WRONG = "#c0392b"  # the controller's view disagrees with the broker
@@ -31,7 +34,17 @@ NO_DIR = "NONE"
 
 
 def picture(vars: dict, previous: dict | None = None) -> str:  # noqa: A002 - the hook's documented name
-    """The cluster at this step, what changed since ``previous`` highlighted."""
+    """The cluster at this step, what changed since ``previous`` highlighted; ``ValueError`` when
+    the values are no state of the Kafka model."""
+    try:
+        return _picture(vars, previous)
+    except (TypeError, KeyError, IndexError, AttributeError, ValueError) as e:
+        # what indexing, iterating and comparing values of the wrong shape raise: a list
+        # where the model has a number, a record without its fields
+        raise ValueError(f"not a state of the Kafka model ({type(e).__name__}: {e})") from None
+
+
+def _picture(vars: dict, previous: dict | None) -> str:  # noqa: A002
     now = _View(vars)
     before = _View(previous) if previous else None
     brokers = range(len(now.get("brokerStatus", [])))
@@ -85,11 +98,6 @@ class _View:
         """The directories broker b can use now (its disks that have not failed)."""
         ids, states = self.at("dirIds", b) or [], self.at("dirState", b) or []
         return [d for d, state in zip(ids, states) if state == "HEALTHY"]
-
-
-def _e(text: Any) -> str:
-    # brackets as entities too: dot misreads a "]" right after a closing tag
-    return html.escape(str(text), quote=True).replace("&#x27;", "&#39;").replace("[", "&#91;").replace("]", "&#93;")
 
 
 def _uuid(name: Any) -> str:

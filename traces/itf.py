@@ -16,12 +16,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from .text import excerpt
+
 #: Largest integer a JSON number carries exactly (2**53 - 1): beyond it, ``#bigint``.
 MAX_SAFE_INT = 2**53 - 1
+#: Deepest nesting of arrays and objects a trace file may have, the document itself counted
+#: (a checker's trace is about 10 deep).  Reading, comparing and drawing values recurse,
+#: and a bound here keeps them far from Python's recursion limit.
+MAX_NESTING = 100
+#: Most digits of an integer in a trace (a JSON number or a ``#bigint``): Python's own limit
+#: on converting between integers and decimal strings.
+MAX_DIGITS = 4300
 
 
 class TraceFormatError(ValueError):
@@ -58,17 +68,14 @@ def decode(value: Any) -> Any:
     if isinstance(value, float):
         if value.is_integer():
             return int(value)
-        raise TraceFormatError(f"ITF has no fractional numbers: {value!r}")
+        raise TraceFormatError(f"ITF has no fractional numbers: {excerpt(repr(value))}")
     if isinstance(value, list):
         return [decode(v) for v in value]
     if isinstance(value, dict):
         if len(value) == 1:
             (tag, body), = value.items()
             if tag == "#bigint":
-                try:
-                    return int(body)
-                except (TypeError, ValueError):
-                    raise TraceFormatError(f"#bigint must hold a decimal integer string, not {body!r}") from None
+                return _bigint(body)
             if tag == "#tup":
                 return tuple(decode(v) for v in _list(tag, body))
             if tag == "#set":
@@ -79,13 +86,28 @@ def decode(value: Any) -> Any:
                     raise TraceFormatError("#map must hold a list of [key, value] pairs")
                 return {freeze(decode(k)): decode(v) for k, v in pairs}
             if tag == "#unserializable":
+                if not isinstance(body, str):
+                    raise TraceFormatError(f"#unserializable must hold a string, not {type(body).__name__}")
                 return None if body == "None" else body
         if any(k.startswith("#") for k in value):
-            raise TraceFormatError(f"unknown ITF tag in {sorted(value)!r}")
+            raise TraceFormatError(f"unknown ITF tag in {excerpt(repr(sorted(value)))}")
         return {k: decode(v) for k, v in value.items()}
     if value is None:
         raise TraceFormatError("ITF has no null value")
-    raise TraceFormatError(f"not an ITF value: {value!r}")
+    raise TraceFormatError(f"not an ITF value: {excerpt(repr(value))}")
+
+
+def _bigint(body: Any) -> int:
+    match = _DECIMAL.fullmatch(body) if isinstance(body, str) else None
+    if match is None:
+        raise TraceFormatError(f"#bigint must hold a decimal integer string, not {excerpt(repr(body))}")
+    digits = len(match.group(1))
+    if digits > MAX_DIGITS:
+        raise TraceFormatError(f"#bigint holds an integer of {digits:,} digits, more than a trace may hold ({MAX_DIGITS:,})")
+    return int(body)
+
+
+_DECIMAL = re.compile(r"[+-]?0*([0-9]+)")
 
 
 def freeze(value: Any) -> Any:
@@ -150,13 +172,19 @@ def read_trace(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate an ITF file; values stay in their ITF form (see :func:`decode`)."""
     try:
         with open(path, encoding="utf-8") as f:
-            document = json.load(f)
+            document = json.load(f, parse_int=_parse_int, parse_constant=_parse_constant)
     except FileNotFoundError:
         raise TraceFormatError(f"no such trace file: {path}") from None
     except OSError as e:
         raise TraceFormatError(f"cannot read trace file {path}: {e.strerror}") from None
+    except _NotInTrace as e:
+        raise TraceFormatError(f"{path} is not a trace: {e}") from None
+    except RecursionError:
+        raise TraceFormatError(f"{path} is not a trace: it is nested more than {MAX_NESTING} levels deep") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise TraceFormatError(f"{path} is not JSON: {e}") from None
+    if _nested_deeper_than(document, MAX_NESTING):
+        raise TraceFormatError(f"{path} is not a trace: it is nested more than {MAX_NESTING} levels deep")
     if not isinstance(document, dict) or not isinstance(document.get("states"), list):
         raise TraceFormatError(f"{path} is not an ITF trace: it has no list of states")
     variables = document.get("vars", [])
@@ -167,8 +195,37 @@ def read_trace(path: str | os.PathLike) -> dict[str, Any]:
             raise TraceFormatError(f"{path}: state {i} is not a JSON object")
         missing = [v for v in variables if v not in state]
         if missing:
-            raise TraceFormatError(f"{path}: state {i} lacks variable {missing[0]!r}")
+            raise TraceFormatError(f"{path}: state {i} lacks variable {excerpt(repr(missing[0]))}")
     loop = document.get("loop")
-    if loop is not None and not (isinstance(loop, int) and 0 <= loop < len(document["states"])):
+    if loop is not None and not (type(loop) is int and 0 <= loop < len(document["states"])):
         raise TraceFormatError(f"{path}: 'loop' must be the index of a state")
     return document
+
+
+class _NotInTrace(Exception):
+    """JSON that no trace holds: a number past what the readers take, or a non-JSON constant."""
+
+
+def _parse_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise _NotInTrace(f"it holds an integer of {digits:,} digits, more than a trace may hold ({MAX_DIGITS:,})")
+    return int(text)
+
+
+def _parse_constant(name: str):
+    # Python's json reads NaN, Infinity and -Infinity, which JSON does not have
+    raise _NotInTrace(f"it holds {name}, which is not JSON")
+
+
+def _nested_deeper_than(document: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than ``limit`` levels (the document is level 1).
+    A loop, not recursion: this is what keeps the recursive readers safe."""
+    stack = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return False
