@@ -63,7 +63,7 @@ def encode(value: Any) -> Any:
 
 def decode(value: Any) -> Any:
     """An ITF value as a Python value (the inverse of :func:`encode`)."""
-    if isinstance(value, bool) or isinstance(value, (int, str)):
+    if type(value) in _SCALARS:
         return value
     if isinstance(value, float):
         if value.is_integer():
@@ -95,6 +95,9 @@ def decode(value: Any) -> Any:
     if value is None:
         raise TraceFormatError("ITF has no null value")
     raise TraceFormatError(f"not an ITF value: {excerpt(repr(value))}")
+
+
+_SCALARS = frozenset((bool, int, str))  # as JSON reads them: never a subclass
 
 
 def _bigint(body: Any) -> int:
@@ -221,11 +224,13 @@ def _parse_constant(name: str):
 def _nested_deeper_than(document: Any, limit: int) -> bool:
     """Whether arrays and objects nest more than ``limit`` levels (the document is level 1).
     A loop, not recursion: this is what keeps the recursive readers safe."""
+    if type(document) is not list and type(document) is not dict:
+        return False
     stack = [(document, 1)]
     while stack:
         value, depth = stack.pop()
-        if isinstance(value, (list, dict)):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+        if depth > limit:
+            return True
+        children = value.values() if type(value) is dict else value
+        stack.extend((v, depth + 1) for v in children if type(v) is list or type(v) is dict)
     return False

@@ -23,7 +23,7 @@ from typing import Any
 from .render import (PICTURE_MAX_BYTES, dot_available, megabytes, model_picture, note, pictures, run_dot, state_graph,
                      too_big_to_draw, write_output)
 from .text import visible
-from .trace import ABSENT, Step, Trace, format_value, value_changes
+from .trace import ABSENT, Step, Trace, format_value, listed_changes
 
 VALUE_LIMIT = 2000
 
@@ -153,7 +153,8 @@ def _changes(trace: Trace, step: Step) -> str:
     previous = trace.steps[step.index - 1].values
     lines = []
     for variable in step.changed:
-        for path, before, after in value_changes(previous.get(variable), step.values[variable]):
+        changes, more = listed_changes(previous.get(variable), step.values[variable])
+        for path, before, after in changes:
             where = f'<span class="path">{_e(variable + path)}</span>'
             if before is ABSENT:
                 lines.append(f'<li>{where} <span class="new">+ {_e(format_value(after, VALUE_LIMIT))}</span></li>')
@@ -162,6 +163,8 @@ def _changes(trace: Trace, step: Step) -> str:
             else:
                 lines.append(f'<li>{where}: <span class="old">{_e(format_value(before, VALUE_LIMIT))}</span> → '
                              f'<span class="new">{_e(format_value(after, VALUE_LIMIT))}</span></li>')
+        if more:
+            lines.append(f'<li>… {more:,} more changes of <span class="path">{_e(variable)}</span></li>')
     if not lines:
         return '<ul class="changes"><li>nothing changed</li></ul>'
     return f'<ul class="changes">{"".join(lines)}</ul>'

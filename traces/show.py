@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .text import excerpt, visible
-from .trace import ABSENT, LABEL_LIMIT, Trace, format_value, value_changes
+from .trace import ABSENT, LABEL_LIMIT, Trace, format_value, listed_changes
 
 #: Longest value shown on one line; longer ones are cut with an ellipsis.
 VALUE_LIMIT = 160
@@ -43,7 +43,8 @@ def show_trace(trace: Trace, file: IO[str] | None = None, color: bool | None = N
             console.print(Text("   nothing changed", style="dim"))
         for variable in step.changed:
             old = previous.get(variable)
-            for path, before, after in value_changes(old, step.values[variable]):
+            changes, more = listed_changes(old, step.values[variable])
+            for path, before, after in changes:
                 line = Text("   ")
                 line.append(excerpt(variable + path, LABEL_LIMIT), style="bold")
                 if before is ABSENT:
@@ -58,6 +59,8 @@ def show_trace(trace: Trace, file: IO[str] | None = None, color: bool | None = N
                     line.append(" → ", style="dim")
                     line.append(visible(format_value(after, VALUE_LIMIT)), style="green")
                 console.print(line)
+            if more:
+                console.print(Text(f"   … {more:,} more changes of {excerpt(variable, LABEL_LIMIT)}", style="dim"))
     if trace.loop_note:
         console.print(Text(trace.loop_note, style="bold"))
     verdict = trace.verdict

@@ -221,17 +221,17 @@ def value_changes(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, An
     if _same(old, new):
         return []
     if isinstance(old, list) and isinstance(new, list):
-        positional = moved = None
         if len(old) == len(new):
-            positional = [c for i, (o, n) in enumerate(zip(old, new)) for c in value_changes(o, n, f"{path}[{i}]")]
-            moved = sum(not _same(o, n) for o, n in zip(old, new))
-            if moved <= 1:
-                return positional
+            # item by item, unless reading the list as a bag says it in fewer changes
+            differing = [i for i, (o, n) in enumerate(zip(old, new)) if o != n or not _same(o, n)]
+            if len(differing) > 1:
+                bag = _bag_changes(old, new, path)
+                if bag and len(bag) <= len(differing):
+                    return bag
+            return [c for i in differing for c in value_changes(old[i], new[i], f"{path}[{i}]")]
         bag = _bag_changes(old, new, path)
-        if bag and (moved is None or len(bag) <= moved):
+        if bag:
             return bag
-        if positional is not None:
-            return positional
     if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
         return [c for i, (o, n) in enumerate(zip(old, new)) for c in value_changes(o, n, f"{path}[{i}]")]
     if isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
@@ -243,6 +243,17 @@ def value_changes(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, An
     return [(path, old, new)]
 
 
+#: Most changes of one variable in one step that ``show`` and the page list: a reader wants
+#: the first ones, and listing tens of thousands (a list rebuilt) takes seconds.
+CHANGES_SHOWN = 50
+
+
+def listed_changes(old: Any, new: Any) -> tuple[list[tuple[str, Any, Any]], int]:
+    """The first :data:`CHANGES_SHOWN` of :func:`value_changes`, and how many more there are."""
+    changes = value_changes(old, new)
+    return changes[:CHANGES_SHOWN], max(len(changes) - CHANGES_SHOWN, 0)
+
+
 #: Stands for "no value" in :func:`value_changes`: an item added to or removed from a list.
 ABSENT = type("Absent", (), {"__repr__": lambda self: "ABSENT"})()
 
@@ -252,7 +263,7 @@ def _bag_changes(old: list, new: list, path: str) -> list[tuple[str, Any, Any]] 
 
     Items are matched by a hashable identity, so that lists of any length compare in linear
     time; an item of ``old`` matches the first unmatched equal item of ``new``."""
-    old_keys, new_keys = [_identity(v) for v in old], [_identity(v) for v in new]
+    old_keys, new_keys = list(map(_identity, old)), list(map(_identity, new))
     unmatched_new = Counter(new_keys)
     removed = []
     for item, key in zip(old, old_keys):
@@ -275,6 +286,9 @@ def _bag_changes(old: list, new: list, path: str) -> list[tuple[str, Any, Any]] 
 def _identity(value: Any) -> Any:
     """A hashable form of a decoded value that is equal for equal values of the same kinds
     (Python equates ``True`` with ``1`` and ignores the kind of a sequence; this does not)."""
+    kind = type(value)
+    if kind is int or kind is str:
+        return value
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, tuple):
@@ -289,4 +303,9 @@ def _identity(value: Any) -> Any:
 
 
 def _same(a: Any, b: Any) -> bool:
-    return a == b and _kinds(a) == _kinds(b)
+    if not a == b:
+        return False
+    kind = type(a)
+    if kind is type(b) and (kind is int or kind is str):
+        return True
+    return _kinds(a) == _kinds(b)
