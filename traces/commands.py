@@ -171,6 +171,7 @@ def run_render(args) -> int:
     from .render import output_format, render_trace
     from .trace import load_trace
 
+    lenient_stdout()
     fmt = output_format(args.output)
     trace = load_trace(args.trace)
     model = picture_model(trace, args.model, args.overrides)
@@ -183,6 +184,7 @@ def run_html(args) -> int:
     from .page import write_page
     from .trace import load_trace
 
+    lenient_stdout()
     if Path(args.output).suffix.lower() not in (".html", ".htm"):
         raise ConfigError(f"trace html writes an .html file, not {args.output!r}")
     trace = load_trace(args.trace)
@@ -201,6 +203,7 @@ def run_graph(args) -> int:
     from .graph import DEFAULT_MAX_NODES, explore_graph, graph_summary, write_graph
     from .render import output_format
 
+    lenient_stdout()
     fmt = output_format(args.output)
     config = load_config(args.config, args.model, args.overrides)
     model = build_model(config)
