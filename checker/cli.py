@@ -20,6 +20,7 @@ from .progress import progress_reporter
 from .protocol import action_name, action_params
 from .result import Result
 from kraftcheck.traces.itf import TraceFormatError
+from kraftcheck.traces.text import visible
 
 EXIT_BAD_INPUT = 2
 EXIT_MODEL_FAILED = 1
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _error(message: str) -> None:
-    print(f"kraftcheck: error: {message}", file=sys.stderr)
+    print(f"kraftcheck: error: {visible(message)}", file=sys.stderr)  # control characters of any input escaped
 
 
 def _model_failed(e: BaseException) -> int:

@@ -378,3 +378,38 @@ def test_a_huge_label_is_cut(capsys, tmp_path, kafka_document):
         label="L" * 1_000_000)))
     code, out, _ = run(capsys, "trace", "show", path, "--color", "never")
     assert code == 0 and f"── 1/10 {'L' * 199}…\n" in out and len(out) < 5000
+
+
+class ShoutingPicture:
+    """The Die Hard jugs, whose picture hook fails with a message holding escape sequences."""
+
+    def __init__(self, config):
+        from tests.models import DieHard
+
+        jugs = DieHard(config)
+        self.init_states, self.successors, self.describe, self.invariants = (
+            jugs.init_states, jugs.successors, jugs.describe, jugs.invariants)
+
+    def picture(self, vars, previous):
+        raise ZeroDivisionError("\x1b[2J\x1b]0;retitled\x07")
+
+
+def shouting_picture(config=None):
+    return ShoutingPicture(config or {})
+
+
+def test_error_lines_escape_what_they_echo(capsys, tmp_path, kafka_document):
+    path = written(tmp_path / "t.itf.json", {"vars": ["small", "big"], "states": [{"small": 0, "big": 0}]})
+    code, _, err = run(capsys, "trace", "render", path, "-o", tmp_path / "t.svg",
+                       "--model", "tests.test_trace_hostile:shouting_picture")
+    assert code == 1
+    assert re.fullmatch(r"kraftcheck: error: the model raised ZeroDivisionError: \\x1b\[2J\\x1b\]0;retitled\\x07 "
+                        r"\(test_trace_hostile\.py:\d+\)\n", err), err
+    named = written(tmp_path / "n.itf.json", edited(kafka_document, lambda d: d["#meta"].update(model="evil\x1b[2J:make")))
+    code, _, err = run(capsys, "trace", "replay", named)
+    assert (code, err) == (2, f"kraftcheck: error: {named}: the trace names model evil\\x1b[2J:make, which kraftcheck "
+                              "does not ship; pass --model evil\\x1b[2J:make to trust it\n")
+    code, _, err = run(capsys, "trace", "render", named, "-o", tmp_path / "n.svg")
+    assert (code, err) == (0, f"kraftcheck: note: drawing the variables only: {named}: the trace names model "
+                              "evil\\x1b[2J:make, which kraftcheck does not ship; pass --model evil\\x1b[2J:make to "
+                              "trust it\n")

@@ -56,7 +56,7 @@ def escape(text: Any) -> str:
 
 def note(message: str) -> None:
     """One line on stderr about how something was drawn; the command still succeeds."""
-    print(f"kraftcheck: note: {message}", file=sys.stderr)
+    print(f"kraftcheck: note: {visible(message)}", file=sys.stderr)
 
 
 def too_big_to_draw(trace: Trace) -> int | None:
