@@ -413,3 +413,13 @@ def test_error_lines_escape_what_they_echo(capsys, tmp_path, kafka_document):
     assert (code, err) == (0, f"kraftcheck: note: drawing the variables only: {named}: the trace names model "
                               "evil\\x1b[2J:make, which kraftcheck does not ship; pass --model evil\\x1b[2J:make to "
                               "trust it\n")
+
+
+def test_a_set_of_tuples_holding_lists_reads(capsys, tmp_path):
+    """Set elements are made hashable all the way down, inside tuples too."""
+    path = written(tmp_path / "t.itf.json", {"vars": ["s"], "states": [
+        {"s": {"#set": [{"#tup": ["a", [1, 2]]}]}}, {"s": {"#set": []}}]})
+    code, out, err = run(capsys, "trace", "show", path, "--color", "never")
+    assert (code, err) == (0, "")
+    assert out == ("t.itf.json: trace\n── 0/1 step 0\n   s = {<<a, <<1, 2>>>>}\n── 1/1 step 1\n"
+                   "   s: {<<a, <<1, 2>>>>} → {}\n")

@@ -114,8 +114,9 @@ _DECIMAL = re.compile(r"[+-]?0*([0-9]+)")
 
 
 def freeze(value: Any) -> Any:
-    """A hashable form of a decoded value: lists become tuples, dicts sorted pair tuples."""
-    if isinstance(value, list):
+    """A hashable form of a decoded value: lists become tuples, dicts sorted pair tuples, and so
+    inside tuples (a set element may be a tuple holding a list)."""
+    if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     if isinstance(value, dict):
         return tuple(sorted(((freeze(k), freeze(v)) for k, v in value.items()), key=repr))
