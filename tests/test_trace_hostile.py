@@ -220,9 +220,6 @@ def test_render_and_html_of_a_large_trace(capsys, tmp_path, monkeypatch, kafka_d
     trace = written(tmp_path / "t.itf.json", kafka_document)
     size = f"{trace.stat().st_size / 1e6:.1f} MB"
     monkeypatch.setattr(render, "PICTURE_MAX_BYTES", 1000)
-    import kraftcheck.traces.page as page
-
-    monkeypatch.setattr(page, "PICTURE_MAX_BYTES", 1000)
     code, out, err = run(capsys, "trace", "render", trace, "-o", tmp_path / "t.svg")
     assert (code, out) == (2, "")
     assert err == (f"kraftcheck: error: {trace} is {size}, more than render draws (0.0 MB): write t.dot instead, "

@@ -20,8 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .render import (PICTURE_MAX_BYTES, dot_available, megabytes, model_picture, note, pictures, run_dot, state_graph,
-                     too_big_to_draw, write_output)
+from . import render
+from .render import dot_available, megabytes, model_picture, note, pictures, run_dot, state_graph, too_big_to_draw, write_output
 from .text import visible
 from .trace import ABSENT, Step, Trace, format_value, listed_changes
 
@@ -200,7 +200,7 @@ def _section(trace: Trace, step: Step, svg: str | None) -> str:
 
 def page(trace: Trace, model: Any = None, picture: bool = True) -> str:
     """The whole page as a string; with ``picture`` False, or for a trace larger than
-    :data:`PICTURE_MAX_BYTES` (a note says so), the tables of variables without the model's picture."""
+    :data:`~kraftcheck.traces.render.PICTURE_MAX_BYTES` (a note says so), the tables of variables without the model's picture."""
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
     policy = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; "
               "base-uri 'none'; form-action 'none'")
@@ -220,7 +220,7 @@ def page(trace: Trace, model: Any = None, picture: bool = True) -> str:
             svgs = step_svgs(trace, model)
         else:
             note(f"no pictures in the page: {trace.path} is {megabytes(size)}, more than html draws "
-                 f"({megabytes(PICTURE_MAX_BYTES)}); the tables show every state")
+                 f"({megabytes(render.PICTURE_MAX_BYTES)}); the tables show every state")
     sections = "".join(_section(trace, s, svgs[s.index] if svgs else None) for s in trace.steps)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
