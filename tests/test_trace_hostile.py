@@ -339,7 +339,7 @@ def test_a_malformed_kafka_value_is_drawn_as_a_table(capsys, tmp_path, kafka_doc
 def test_meta_fields_of_the_wrong_type_are_one_line(capsys, tmp_path, kafka_document):
     path = written(tmp_path / "t.itf.json", edited(kafka_document, lambda d: d["#meta"].update(invariant=["x"])))
     code, out, err = run(capsys, "trace", "replay", path)
-    assert (code, out, err) == (2, "", f"kraftcheck: error: {path}: '#meta' invariant must be a string, not list\n")
+    assert (code, out, err) == (2, "", f"kraftcheck: error: {path}: '#meta' invariant must be a string, not an array\n")
 
 
 # ----------------------------------------------------------------------- 6. encodings

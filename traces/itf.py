@@ -123,6 +123,16 @@ def freeze(value: Any) -> Any:
     return value
 
 
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words (for messages about a file)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {int: "a number", float: "a number", str: "a string", list: "an array", dict: "an object"}.get(
+        type(value), type(value).__name__)
+
+
 def _list(tag: str, body: Any) -> list:
     if not isinstance(body, list):
         raise TraceFormatError(f"{tag} must hold a list, not {type(body).__name__}")

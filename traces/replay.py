@@ -20,7 +20,7 @@ from kraftcheck.checker.config import CheckConfig, ConfigError, build_model, par
 from kraftcheck.checker.protocol import action_name, action_params
 
 from .counterexample import INIT_ACTION, state_variables
-from .itf import TraceFormatError, decode, encode, freeze
+from .itf import TraceFormatError, decode, encode, freeze, json_kind
 from .text import excerpt
 from .trace import ABSENT, Step, Trace, format_value, value_changes
 
@@ -81,10 +81,10 @@ def trace_settings(trace: Trace) -> dict[str, Any]:
     be what a config file can hold: a JSON object of finite numbers, strings and booleans."""
     config = trace.meta.get("config", {})
     if not isinstance(config, dict):
-        raise TraceFormatError(f"{trace.path}: '#meta' config must be a JSON object, not {_kind(config)}")
+        raise TraceFormatError(f"{trace.path}: '#meta' config must be a JSON object, not {json_kind(config)}")
     settings = config.get("settings", {})
     if not isinstance(settings, dict):
-        raise TraceFormatError(f"{trace.path}: '#meta' config.settings must be a JSON object, not {_kind(settings)}")
+        raise TraceFormatError(f"{trace.path}: '#meta' config.settings must be a JSON object, not {json_kind(settings)}")
     for key, value in settings.items():
         if not _setting_value(value):
             raise TraceFormatError(f"{trace.path}: '#meta' config.settings {excerpt(key)} is {excerpt(json.dumps(value))}, "
@@ -93,6 +93,7 @@ def trace_settings(trace: Trace) -> dict[str, Any]:
 
 
 def _setting_value(value: Any) -> bool:
+    # what TOML can write: no null, no infinity (JSON's 1e400 reads as one)
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, list):  # a TOML array
@@ -100,16 +101,6 @@ def _setting_value(value: Any) -> bool:
     if isinstance(value, dict):  # a TOML table
         return all(_setting_value(v) for v in value.values())
     return isinstance(value, (str, int))
-
-
-def _kind(value: Any) -> str:
-    """What a JSON value is, in JSON's words."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return {int: "a number", float: "a number", str: "a string", list: "an array", dict: "an object"}.get(
-        type(value), type(value).__name__)
 
 
 def replay(trace: Trace, model: Any, model_ref: str = "") -> ReplayReport:

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .itf import TraceFormatError, decode, read_trace
+from .itf import TraceFormatError, decode, json_kind, read_trace
 from .text import excerpt
 
 #: The ``#meta`` source of the traces the checker writes.
@@ -112,7 +112,7 @@ def load_trace(path: str | os.PathLike) -> Trace:
         raise TraceFormatError(f"{path}: '#meta' must be a JSON object")
     for key in META_STRINGS:
         if key in meta and not isinstance(meta[key], str):
-            raise TraceFormatError(f"{path}: '#meta' {key} must be a string, not {type(meta[key]).__name__}")
+            raise TraceFormatError(f"{path}: '#meta' {key} must be a string, not {json_kind(meta[key])}")
     variables = list(document.get("vars") or _variables_of(document["states"]))
     if not document["states"]:
         raise TraceFormatError(f"{path} holds no states")
