@@ -420,3 +420,12 @@ def test_a_set_of_tuples_holding_lists_reads(capsys, tmp_path):
     assert (code, err) == (0, "")
     assert out == ("t.itf.json: trace\n── 0/1 step 0\n   s = {<<a, <<1, 2>>>>}\n── 1/1 step 1\n"
                    "   s: {<<a, <<1, 2>>>>} → {}\n")
+
+
+def test_a_file_without_end_is_refused(capsys, monkeypatch):
+    from kraftcheck.traces import itf
+
+    monkeypatch.setattr(itf, "MAX_TRACE_BYTES", 1_000_000)
+    code, out, err = run(capsys, "trace", "show", "/dev/zero")
+    assert (code, out, err) == (2, "", "kraftcheck: error: /dev/zero is not a trace: it is larger than a trace may be "
+                                       "(1 MB)\n")

@@ -29,6 +29,8 @@ MAX_SAFE_INT = 2**53 - 1
 #: (a checker's trace is about 10 deep).  Reading, comparing and drawing values recurse,
 #: and a bound here keeps them far from Python's recursion limit.
 MAX_NESTING = 100
+#: Largest trace file read, in bytes: a file without end (``/dev/zero``) must not take all memory.
+MAX_TRACE_BYTES = 512_000_000
 #: Most digits of an integer in a trace (a JSON number or a ``#bigint``): Python's own limit
 #: on converting between integers and decimal strings.
 MAX_DIGITS = 4300
@@ -185,8 +187,11 @@ def write_json_atomically(path: str | os.PathLike, document: Any) -> Path:
 def read_trace(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate an ITF file; values stay in their ITF form (see :func:`decode`)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f, parse_int=_parse_int, parse_constant=_parse_constant)
+        with open(path, "rb") as f:
+            data = f.read(MAX_TRACE_BYTES + 1)
+        if len(data) > MAX_TRACE_BYTES:
+            raise _NotInTrace(f"it is larger than a trace may be ({MAX_TRACE_BYTES / 1e6:,.0f} MB)")
+        document = json.loads(data.decode("utf-8"), parse_int=_parse_int, parse_constant=_parse_constant)
     except FileNotFoundError:
         raise TraceFormatError(f"no such trace file: {path}") from None
     except OSError as e:
