@@ -429,3 +429,12 @@ def test_a_file_without_end_is_refused(capsys, monkeypatch):
     code, out, err = run(capsys, "trace", "show", "/dev/zero")
     assert (code, out, err) == (2, "", "kraftcheck: error: /dev/zero is not a trace: it is larger than a trace may be "
                                        "(1 MB)\n")
+
+
+def test_a_huge_setting_is_not_echoed_whole(capsys, tmp_path, kafka_document):
+    path = written(tmp_path / "t.itf.json", edited(kafka_document, lambda d: d["#meta"]["config"]["settings"].update(
+        brokers="x" * 1_000_000)))
+    code, out, err = run(capsys, "trace", "replay", path)
+    assert (code, out) == (2, "")
+    message = "the model rejected its config: model setting 'brokers' must be an integer, not '"
+    assert err == f"kraftcheck: error: {message}{'x' * (299 - len(message))}…\n"

@@ -26,6 +26,8 @@ from .trace import ABSENT, Step, Trace, format_value, value_changes
 
 #: How many characters of a value an error message shows.
 VALUE_LIMIT = 120
+#: Longest message of a model that rejects the settings a trace records.
+MESSAGE_LIMIT = 300
 
 #: The models kraftcheck ships, as a trace names them in its ``#meta``.  Reading a trace
 #: builds one of these, or the model the reader passes with ``--model``, and nothing else:
@@ -73,7 +75,10 @@ def model_for(trace: Trace, model_ref: str | None = None, overrides: list[str] |
         key, value = parse_override(item)
         settings[key] = value
     ref = model_ref or trace.meta["model"]
-    return ref, build_model(CheckConfig(model=ref, settings=settings))
+    try:
+        return ref, build_model(CheckConfig(model=ref, settings=settings))
+    except ConfigError as e:  # a model's message may quote a setting of the trace whole
+        raise ConfigError(excerpt(e, MESSAGE_LIMIT)) from None
 
 
 def trace_settings(trace: Trace) -> dict[str, Any]:
