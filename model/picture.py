@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraftcheck.traces.render import escape as _e
+from kraftcheck.traces.text import escape_label as _e
 
 CHANGED = "#ffe27a"  # what this step changed
 WRONG = "#c0392b"  # the controller's view disagrees with the broker

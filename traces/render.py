@@ -9,7 +9,6 @@ the trace shows (the violated invariant).
 
 from __future__ import annotations
 
-import html
 import os
 import shutil
 import subprocess
@@ -19,7 +18,7 @@ from typing import Any, Callable
 
 from kraftcheck.checker.config import ConfigError
 
-from .text import excerpt, visible
+from .text import escape_label, excerpt, visible
 from .trace import Step, Trace, format_value
 
 #: Output formats by file extension.
@@ -46,12 +45,8 @@ def output_format(path: str) -> str:
     return FORMATS[suffix]
 
 
-def escape(text: Any) -> str:
-    """Text for a graphviz HTML-like label: markup characters, quotes and brackets as
-    entities, control characters as visible escapes (:func:`visible`)."""
-    # brackets as entities too: dot misreads a "]" right after a closing tag
-    return (html.escape(visible(text), quote=True).replace("&#x27;", "&#39;")
-            .replace("[", "&#91;").replace("]", "&#93;"))
+#: Text for a graphviz HTML-like label, escaped (the one rule of :mod:`.text`).
+escape = escape_label
 
 
 def note(message: str) -> None:

@@ -6,11 +6,13 @@ of output), bidirectional overrides (which show text in another order than it is
 NUL (which makes ``dot`` fail) or lone surrogates (which no encoder takes).  :func:`visible`
 turns each such character into a visible escape, ``\\x1b`` or ``\\u202e``; everything
 else, other scripts included, stays as it is.  :func:`excerpt` also cuts a value an error
-line echoes.
+line echoes; :func:`escape_label` readies text for a graphviz label.  This module imports
+nothing heavy: the Kafka model's picture uses it, and Spark workers import the model.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -46,3 +48,11 @@ def excerpt(text: Any, limit: int = EXCERPT_LIMIT) -> str:
     if len(text) > limit:  # escapes lengthen it
         text = text[: limit - 1] + "…"
     return text
+
+
+def escape_label(text: Any) -> str:
+    """Text for a graphviz HTML-like label: :func:`visible`, then markup characters, quotes and
+    brackets as entities."""
+    # brackets as entities too: dot misreads a "]" right after a closing tag
+    return (html.escape(visible(text), quote=True).replace("&#x27;", "&#39;")
+            .replace("[", "&#91;").replace("]", "&#93;"))
