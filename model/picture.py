@@ -17,6 +17,7 @@ picture hook's protocol asks: the trace readers then draw the table of variables
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from kraftcheck.traces.text import escape_label as _e
@@ -259,14 +260,22 @@ def _partitions(now: _View, before: _View | None) -> str:
 def _network(now: _View, before: _View | None) -> str:
     messages = list(now.get("network", []))
     previous = list(before.get("network", [])) if before is not None else list(messages)
-    remaining = list(previous)
+    unmatched = Counter(previous)  # counted, not searched: a long list stays linear
+    matched: Counter = Counter()
     rows = []
     for m in messages:
-        new = m not in remaining
+        new = unmatched[m] == 0
         if not new:
-            remaining.remove(m)
+            unmatched[m] -= 1
+            matched[m] += 1
         rows.append(f'<TR><TD ALIGN="LEFT"{_bg(new)}>&#8594; {_e(m)}</TD></TR>')
-    for m in remaining:  # delivered or lost by this step
+    gone = []
+    for m in previous:  # delivered or lost by this step: what is left once the first matches are taken
+        if matched[m] > 0:
+            matched[m] -= 1
+        else:
+            gone.append(m)
+    for m in gone:
         rows.append(f'<TR><TD ALIGN="LEFT" BGCOLOR="{CHANGED}"><FONT COLOR="#777777"><S>{_e(m)}</S>'
                     f"  (gone)</FONT></TD></TR>")
     if not rows:

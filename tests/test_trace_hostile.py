@@ -438,3 +438,17 @@ def test_a_huge_setting_is_not_echoed_whole(capsys, tmp_path, kafka_document):
     assert (code, out) == (2, "")
     message = "the model rejected its config: model setting 'brokers' must be an integer, not '"
     assert err == f"kraftcheck: error: {message}{'x' * (299 - len(message))}…\n"
+
+
+def test_the_kafka_picture_matches_messages_in_linear_time():
+    """50,000 messages in flight, one delivered and one sent: counted, not searched for
+    (searching took minutes)."""
+    from kraftcheck.model.picture import CHANGED, picture
+
+    messages = [f"Heartbeat(b0, epoch {i}, offline [])" for i in range(50_000)]
+    start = time.perf_counter()
+    drawn = picture({"network": messages[1:] + ["Register(b1)"]}, {"network": messages})
+    assert time.perf_counter() - start < 5
+    assert drawn.count("(gone)") == 1 and "<S>Heartbeat(b0, epoch 0, offline &#91;&#93;)</S>" in drawn
+    assert drawn.count(f'<TD ALIGN="LEFT" BGCOLOR="{CHANGED}">&#8594; ') == 1  # only the new message is highlighted
+    assert f'<TD ALIGN="LEFT" BGCOLOR="{CHANGED}">&#8594; Register(b1)</TD>' in drawn
