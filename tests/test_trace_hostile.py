@@ -452,3 +452,37 @@ def test_the_kafka_picture_matches_messages_in_linear_time():
     assert drawn.count("(gone)") == 1 and "<S>Heartbeat(b0, epoch 0, offline &#91;&#93;)</S>" in drawn
     assert drawn.count(f'<TD ALIGN="LEFT" BGCOLOR="{CHANGED}">&#8594; ') == 1  # only the new message is highlighted
     assert f'<TD ALIGN="LEFT" BGCOLOR="{CHANGED}">&#8594; Register(b1)</TD>' in drawn
+
+
+def _kafka_values():
+    from hypothesis import strategies as st
+
+    leaves = st.one_of(st.none(), st.booleans(), st.integers(-3, 5), st.sampled_from(
+        ["OFF", "RUNNING", "HEALTHY", "FAILED", "NONE", "NoPartition", "dir-0", "\x00\x1b"]))
+    return st.recursive(leaves, lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.tuples(inner, inner), st.frozensets(st.integers(0, 3), max_size=2),
+        st.dictionaries(st.sampled_from(["leader", "isr", "dirs", "leaderEpoch", "partitionEpoch", "x"]), inner,
+                        max_size=4)), max_leaves=12)
+
+
+def test_the_kafka_picture_draws_or_rejects_any_values():
+    """Whatever values a trace gives the Kafka picture, it returns a label or raises ValueError
+    (then the readers draw tables): never another exception, which would read as a bug."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kraftcheck.model import VARIABLES
+    from kraftcheck.model.picture import picture
+
+    states = st.dictionaries(st.sampled_from(list(VARIABLES)), _kafka_values(), max_size=len(VARIABLES))
+
+    @settings(max_examples=200, deadline=None)
+    @given(states, st.one_of(st.none(), states))
+    def draws_or_rejects(vars, previous):
+        try:
+            label = picture(vars, previous)
+        except ValueError:
+            return
+        assert label.startswith("<TABLE") and not UNSAFE.search(label)
+
+    draws_or_rejects()
