@@ -352,12 +352,15 @@ def test_show_to_an_ascii_stdout(tmp_path, kafka_document):
     assert f"\\u2500\\u2500 1/10 {SHOWN_LABEL}\n" in p.stdout
 
 
-def test_html_to_a_non_ascii_name_in_the_c_locale(tmp_path, kafka_document):
+@pytest.mark.parametrize("utf8_mode", ["1", "0"])
+def test_html_to_a_non_ascii_name_in_the_c_locale(tmp_path, kafka_document, utf8_mode):
+    """In the C locale Python reads file names as UTF-8 (its UTF-8 mode) or, with that mode
+    off, as ASCII with the other bytes kept: either way the page is written under its name."""
     path = written(tmp_path / "t.itf.json", kafka_document)
     out = tmp_path / "é.html"
-    p = kraftcheck("trace", "html", path, "-o", out, env={"LC_ALL": "C", "LANG": "C"})
+    p = kraftcheck("trace", "html", path, "-o", out, env={"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": utf8_mode})
     assert (p.returncode, p.stderr) == (0, "")
-    assert out.exists() and p.stdout.startswith("wrote ") and p.stdout.endswith(".html\n")
+    assert out.exists() and p.stdout.startswith(f"wrote {tmp_path}/") and p.stdout.endswith(".html\n")
 
 
 # ----------------------------------------------------------------------- 12. echoed values are cut
