@@ -5,7 +5,6 @@ line and a documented exit code."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 import xml.etree.ElementTree as ET
@@ -48,7 +47,7 @@ def outputs(command: str, directory: Path) -> list:
     return {"render": ["-o", directory / "t.svg"], "html": ["-o", directory / "t.html"]}.get(command, [])
 
 
-# ----------------------------------------------------------------------- 1. no code from a trace
+# ----------------------------------------------------------------------- no code from a trace
 
 
 EVIL_MODULE = """\
@@ -117,7 +116,7 @@ def test_a_shipped_model_named_by_a_trace_is_built(capsys, kafka_document, tmp_p
                    "StaleEpochChangesNothing\n")
 
 
-# ----------------------------------------------------------------------- 3. control characters
+# ----------------------------------------------------------------------- control characters
 
 HOSTILE_LABEL = "\x1b[2J\x1b]0;pwned\x07\u202eevil\r\nvalid: fake\x00\x9b\u2066"
 SHOWN_LABEL = r"\x1b[2J\x1b]0;pwned\x07\u202eevil\r\nvalid: fake\x00\x9b\u2066"
@@ -181,7 +180,7 @@ def test_the_page_holds_no_raw_control_characters(capsys, kafka_document, tmp_pa
     assert f'data-action="{SHOWN_LABEL}"' in page and "\\x1b[31mred\\x00 \\u202eright-to-left" in page
 
 
-# ----------------------------------------------------------------------- 9. size
+# ----------------------------------------------------------------------- size
 
 
 def test_show_compares_long_lists_in_linear_time(capsys, tmp_path):
@@ -244,7 +243,7 @@ def test_html_without_pictures_on_request(capsys, tmp_path, kafka_document, plan
     assert (code, err) == (0, "")
 
 
-# ----------------------------------------------------------------------- 5, 6. malformed traces
+# ----------------------------------------------------------------------- malformed traces
 
 
 def deep_list(depth: int) -> str:
@@ -342,7 +341,7 @@ def test_meta_fields_of_the_wrong_type_are_one_line(capsys, tmp_path, kafka_docu
     assert (code, out, err) == (2, "", f"kraftcheck: error: {path}: '#meta' invariant must be a string, not an array\n")
 
 
-# ----------------------------------------------------------------------- 6. encodings
+# ----------------------------------------------------------------------- encodings
 
 
 def test_show_to_an_ascii_stdout(tmp_path, kafka_document):
@@ -363,7 +362,7 @@ def test_html_to_a_non_ascii_name_in_the_c_locale(tmp_path, kafka_document, utf8
     assert out.exists() and p.stdout.startswith(f"wrote {tmp_path}/") and p.stdout.endswith(".html\n")
 
 
-# ----------------------------------------------------------------------- 12. echoed values are cut
+# ----------------------------------------------------------------------- echoed values are cut
 
 
 def test_a_huge_bad_value_is_not_echoed_whole(capsys, tmp_path):
