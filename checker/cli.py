@@ -22,6 +22,7 @@ from .protocol import action_name, action_params
 from .result import Result
 from .signals import Figures, note_figures, report_interruption, stopping_on_signals
 from kraftcheck.traces.itf import TraceFormatError
+from kraftcheck.traces.text import visible
 
 EXIT_BAD_INPUT = 2
 EXIT_MODEL_FAILED = 1
@@ -121,7 +122,7 @@ def _run(argv: list[str] | None) -> int:
 
 
 def _error(message: str) -> None:
-    print(f"kraftcheck: error: {message}", file=sys.stderr)
+    print(f"kraftcheck: error: {visible(message)}", file=sys.stderr)  # control characters of any input escaped
 
 
 def _model_failed(e: BaseException) -> int:

@@ -10,13 +10,17 @@ them (nothing else), and returns a graphviz HTML-like ``<TABLE>``:
   directories), with what disagrees with the broker's own state in red;
 - the partitions as the controller's metadata has them, and the messages in flight.
 
-Whatever differs from ``previous`` (the step before) is highlighted.
+Whatever differs from ``previous`` (the step before) is highlighted.  Values that are no
+state of the model (a trace edited by hand, or another model's) raise ``ValueError``, as the
+picture hook's protocol asks: the trace readers then draw the table of variables.
 """
 
 from __future__ import annotations
 
-import html
+from collections import Counter
 from typing import Any
+
+from kraftcheck.traces.text import escape_label as _e
 
 CHANGED = "#ffe27a"  # what this step changed
 WRONG = "#c0392b"  # the controller's view disagrees with the broker
@@ -31,7 +35,17 @@ NO_DIR = "NONE"
 
 
 def picture(vars: dict, previous: dict | None = None) -> str:  # noqa: A002 - the hook's documented name
-    """The cluster at this step, what changed since ``previous`` highlighted."""
+    """The cluster at this step, what changed since ``previous`` highlighted; ``ValueError`` when
+    the values are no state of the Kafka model."""
+    try:
+        return _picture(vars, previous)
+    except (TypeError, KeyError, IndexError, AttributeError, ValueError) as e:
+        # what indexing, iterating and comparing values of the wrong shape raise: a list
+        # where the model has a number, a record without its fields
+        raise ValueError(f"not a state of the Kafka model ({type(e).__name__}: {e})") from None
+
+
+def _picture(vars: dict, previous: dict | None) -> str:  # noqa: A002
     now = _View(vars)
     before = _View(previous) if previous else None
     brokers = range(len(now.get("brokerStatus", [])))
@@ -85,11 +99,6 @@ class _View:
         """The directories broker b can use now (its disks that have not failed)."""
         ids, states = self.at("dirIds", b) or [], self.at("dirState", b) or []
         return [d for d, state in zip(ids, states) if state == "HEALTHY"]
-
-
-def _e(text: Any) -> str:
-    # brackets as entities too: dot misreads a "]" right after a closing tag
-    return html.escape(str(text), quote=True).replace("&#x27;", "&#39;").replace("[", "&#91;").replace("]", "&#93;")
 
 
 def _uuid(name: Any) -> str:
@@ -251,14 +260,22 @@ def _partitions(now: _View, before: _View | None) -> str:
 def _network(now: _View, before: _View | None) -> str:
     messages = list(now.get("network", []))
     previous = list(before.get("network", [])) if before is not None else list(messages)
-    remaining = list(previous)
+    unmatched = Counter(previous)  # counted, not searched: a long list stays linear
+    matched: Counter = Counter()
     rows = []
     for m in messages:
-        new = m not in remaining
+        new = unmatched[m] == 0
         if not new:
-            remaining.remove(m)
+            unmatched[m] -= 1
+            matched[m] += 1
         rows.append(f'<TR><TD ALIGN="LEFT"{_bg(new)}>&#8594; {_e(m)}</TD></TR>')
-    for m in remaining:  # delivered or lost by this step
+    gone = []
+    for m in previous:  # delivered or lost by this step: what is left once the first matches are taken
+        if matched[m] > 0:
+            matched[m] -= 1
+        else:
+            gone.append(m)
+    for m in gone:
         rows.append(f'<TR><TD ALIGN="LEFT" BGCOLOR="{CHANGED}"><FONT COLOR="#777777"><S>{_e(m)}</S>'
                     f"  (gone)</FONT></TD></TR>")
     if not rows:

@@ -190,7 +190,7 @@ CASES = [
      "given with --model MODULE:FACTORY (and --set KEY=VALUE for its settings)"),
     (["trace", "replay", "{d}/good.itf.json", "--model", "no_such_module:f"],
      "cannot import model module 'no_such_module': No module named 'no_such_module'"),
-    (["trace", "replay", "{d}/kraftcheck.itf.json", "--set", "gaol=4"],
+    (["trace", "replay", "{d}/kraftcheck.itf.json", "--model", "tests.models:diehard", "--set", "gaol=4"],
      "the model rejected its config: unknown model setting 'gaol' (known: big, goal, small)"),
     (["trace", "render", "{d}/good.itf.json", "-o", "{d}/x.svg", "--model", "tests.models:nothing"],
      "module 'tests.models' has no factory 'nothing'"),

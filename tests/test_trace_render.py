@@ -40,7 +40,7 @@ def diehard_trace(tmp_path_factory):
 
 def test_a_generic_model_is_drawn_as_tables_of_variables(capsys, diehard_trace, tmp_path):
     out = tmp_path / "jugs.svg"
-    code, stdout, err = run(capsys, "trace", "render", diehard_trace, "-o", out)
+    code, stdout, err = run(capsys, "trace", "render", diehard_trace, "-o", out, "--model", "tests.models:diehard")
     assert (code, stdout, err) == (0, f"wrote {out}\n", "")
     texts = svg_texts(out)
     for label in ("Init", "FillBig", "BigToSmall", "EmptySmall", "small", "big"):
@@ -100,9 +100,9 @@ def test_trace_content_is_escaped_in_pictures(capsys, tmp_path):
     out = tmp_path / "hostile.svg"
     code, _, err = run(capsys, "trace", "render", trace, "-o", out)
     assert code == 0
-    # its model cannot be imported: drawn from the file alone, with a note
-    assert err == ("kraftcheck: note: drawing the variables only (cannot import model module 'nowhere': "
-                   "No module named 'nowhere')\n")
+    # kraftcheck does not ship its model: drawn from the file alone, with a note
+    assert err == (f"kraftcheck: note: drawing the variables only: {trace}: the trace names model nowhere:at_all, "
+                   "which kraftcheck does not ship; pass --model nowhere:at_all to trust it\n")
     texts = svg_texts(out)  # parses: nothing broke out
     joined = "\n".join(texts)
     assert f'"{hostile.replace(chr(34), chr(92) + chr(34))}"' in joined  # shown as a quoted string

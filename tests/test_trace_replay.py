@@ -9,6 +9,9 @@ import pytest
 from kraftcheck.model import MUTANTS, make_model
 from tests.trace_helpers import CONFIGS, kraftcheck, mutant_config, run
 
+#: The test models are not shipped with kraftcheck: their traces replay when the reader names them.
+DIEHARD = ("--model", "tests.models:diehard")
+
 
 @pytest.fixture(scope="module")
 def diehard_trace(tmp_path_factory):
@@ -27,7 +30,7 @@ def edited(path: Path, tmp_path: Path, edit) -> Path:
 
 
 def test_the_checkers_trace_replays(capsys, diehard_trace):
-    code, out, err = run(capsys, "trace", "replay", diehard_trace)
+    code, out, err = run(capsys, "trace", "replay", diehard_trace, *DIEHARD)
     assert (code, err) == (0, "")
     assert out == "valid: 7 states, every step a legal transition of tests.models:diehard; state 6 violates NotFourGallons\n"
 
@@ -36,7 +39,7 @@ def test_a_changed_value_is_rejected_at_its_step(capsys, diehard_trace, tmp_path
     def edit(d):
         d["states"][3]["big"] = 3
 
-    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit))
+    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit), *DIEHARD)
     assert code == 1
     assert out == "invalid: step 3: EmptySmall leads to big = 2, but the trace has 3\n"
 
@@ -45,7 +48,7 @@ def test_a_changed_action_is_rejected_at_its_step(capsys, diehard_trace, tmp_pat
     def edit(d):
         d["states"][2]["#meta"]["action"] = "FillSmall"
 
-    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit))
+    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit), *DIEHARD)
     assert (code, out) == (1, "invalid: step 2: FillSmall leads to big = 5, but the trace has 2\n")
 
 
@@ -53,7 +56,7 @@ def test_an_unknown_action_is_not_enabled(capsys, diehard_trace, tmp_path):
     def edit(d):
         d["states"][1]["#meta"]["action"] = "Teleport"
 
-    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit))
+    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit), *DIEHARD)
     assert (code, out) == (1, "invalid: step 1: Teleport is not enabled in state 0\n")
 
 
@@ -61,7 +64,7 @@ def test_a_wrong_initial_state_is_rejected(capsys, diehard_trace, tmp_path):
     def edit(d):
         d["states"][0]["small"] = 1
 
-    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit))
+    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit), *DIEHARD)
     assert (code, out) == (1, "invalid: state 0: no initial state of the model matches: "
                               "it has small = 0, the trace has 1\n")
 
@@ -70,7 +73,7 @@ def test_a_trace_that_stops_short_of_the_violation_is_rejected(capsys, diehard_t
     def edit(d):
         d["states"].pop()
 
-    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit))
+    code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit), *DIEHARD)
     assert (code, out) == (1, "invalid: state 5 does not violate NotFourGallons\n")
 
 
@@ -78,20 +81,20 @@ def test_a_parameter_that_is_not_enabled(capsys, tmp_path):
     p = kraftcheck("check", "--model", "tests.models:countdown", "--set", "start=3", "--trace-dir", tmp_path, "--quiet")
     assert p.returncode == 11
     path = tmp_path / "countdown_Deadlock.itf.json"
-    code, out, _ = run(capsys, "trace", "replay", path)
+    code, out, _ = run(capsys, "trace", "replay", path, "--model", "tests.models:countdown")
     assert (code, out) == (0, "valid: 4 states, every step a legal transition of tests.models:countdown; "
                               "state 3 is a deadlock\n")
 
     def edit(d):
         d["states"][2]["#meta"]["params"] = [7]
 
-    code, out, _ = run(capsys, "trace", "replay", edited(path, tmp_path, edit))
+    code, out, _ = run(capsys, "trace", "replay", edited(path, tmp_path, edit), "--model", "tests.models:countdown")
     assert (code, out) == (1, "invalid: step 2: Tick(7) is not enabled in state 1\n")
 
     def cut(d):
         d["states"].pop()
 
-    code, out, _ = run(capsys, "trace", "replay", edited(path, tmp_path, cut))
+    code, out, _ = run(capsys, "trace", "replay", edited(path, tmp_path, cut), "--model", "tests.models:countdown")
     assert (code, out) == (1, "invalid: state 2 is not a deadlock: Tick(1) is enabled\n")
 
 
@@ -99,11 +102,11 @@ def test_settings_come_from_the_trace(capsys, tmp_path):
     p = kraftcheck("check", "--model", "tests.models:diehard", "--set", "goal=3", "--trace-dir", tmp_path, "--quiet")
     assert p.returncode == 12
     path = tmp_path / "diehard_NotFourGallons.itf.json"
-    code, out, _ = run(capsys, "trace", "replay", path)
+    code, out, _ = run(capsys, "trace", "replay", path, *DIEHARD)
     assert (code, out) == (0, "valid: 3 states, every step a legal transition of tests.models:diehard; "
                               "state 2 violates NotFourGallons\n")
     # other settings give another model, under which the trace's end is no violation
-    code, out, _ = run(capsys, "trace", "replay", path, "--set", "goal=4")
+    code, out, _ = run(capsys, "trace", "replay", path, *DIEHARD, "--set", "goal=4")
     assert (code, out) == (1, "invalid: state 2 does not violate NotFourGallons\n")
 
 

@@ -22,12 +22,12 @@ def mutant_config(mutant: str) -> str:
     return CAUGHT[mutant][0] if mutant in CAUGHT else "ci"
 
 
-def kraftcheck(*args, cwd=REPO) -> subprocess.CompletedProcess:
-    """The CLI in a subprocess, as a user runs it."""
+def kraftcheck(*args, cwd=REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The CLI in a subprocess, as a user runs it; ``env`` adds to the environment."""
     return subprocess.run(
         [sys.executable, "-m", "kraftcheck.checker.cli", *map(str, args)],
         capture_output=True, text=True, cwd=cwd, timeout=600,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
     )
 
 

@@ -52,6 +52,8 @@ def register(commands) -> None:
     page = actions.add_parser("html", help="write one self-contained page to step through the trace")
     page.add_argument("trace", metavar="TRACE")
     page.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    page.add_argument("--no-picture", dest="picture", action="store_false",
+                      help="show the tables of variables only, without the model's picture of each state")
     model_options(page)
     page.set_defaults(run=_guarded(run_html))
 
@@ -74,17 +76,27 @@ def register(commands) -> None:
 
 def run_replay(args) -> int:
     from .replay import ReplayFailed, model_for, replay
+    from .text import visible
     from .trace import load_trace
 
+    lenient_stdout()
     trace = load_trace(args.trace)
     model_ref, model = model_for(trace, args.model, args.overrides)
     try:
         report = model_code(replay, trace, model, model_ref)
     except ReplayFailed as e:
-        print(f"invalid: {e}")
+        print(visible(f"invalid: {e}"))
         return EXIT_INVALID_TRACE
-    print(f"valid: {report.states} states, every step a legal transition of {report.model}; {report.ending}")
+    print(visible(f"valid: {report.states} states, every step a legal transition of {report.model}; {report.ending}"))
     return 0
+
+
+def lenient_stdout() -> None:
+    """Let stdout write what its encoding cannot (``PYTHONIOENCODING=ascii``, a C locale) as
+    backslash escapes instead of failing halfway through a trace."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
 
 
 class ModelFailed(Exception):
@@ -127,6 +139,7 @@ def run_show(args) -> int:
     from .show import show_trace
     from .trace import load_trace
 
+    lenient_stdout()
     trace = load_trace(args.trace)
     color = {"auto": None, "always": True, "never": False}[args.color]
     show_trace(trace, file=sys.stdout, color=color)
@@ -139,17 +152,18 @@ def run_show(args) -> int:
 def picture_model(trace, model_ref: str | None, overrides: list[str]):
     """The model whose ``picture`` hook draws the trace, or None (then a table of variables).
 
-    A trace written elsewhere, or whose model cannot be imported here, is still drawn."""
-    from .replay import model_for
+    A trace written elsewhere is drawn without a model; one that names a model kraftcheck
+    does not ship, unless ``--model`` passes it, without a model too, and a note says how to
+    trust it.  A model that cannot be built from the trace's settings is bad input."""
+    from .render import note
+    from .replay import UntrustedModel, model_for
 
     if model_ref is None and not trace.written_by_kraftcheck:
         return None
     try:
         return model_for(trace, model_ref, overrides)[1]
-    except ConfigError as e:
-        if model_ref is not None:
-            raise
-        print(f"kraftcheck: note: drawing the variables only ({e})", file=sys.stderr)
+    except UntrustedModel as e:
+        note(f"drawing the variables only: {e}")
         return None
 
 
@@ -157,6 +171,7 @@ def run_render(args) -> int:
     from .render import output_format, render_trace
     from .trace import load_trace
 
+    lenient_stdout()
     fmt = output_format(args.output)
     trace = load_trace(args.trace)
     model = picture_model(trace, args.model, args.overrides)
@@ -169,11 +184,12 @@ def run_html(args) -> int:
     from .page import write_page
     from .trace import load_trace
 
+    lenient_stdout()
     if Path(args.output).suffix.lower() not in (".html", ".htm"):
         raise ConfigError(f"trace html writes an .html file, not {args.output!r}")
     trace = load_trace(args.trace)
-    model = picture_model(trace, args.model, args.overrides)
-    path = model_code(write_page, trace, args.output, model=model)
+    model = picture_model(trace, args.model, args.overrides) if args.picture else None
+    path = model_code(write_page, trace, args.output, model=model, picture=args.picture)
     print(f"wrote {path}")
     return 0
 
@@ -187,6 +203,7 @@ def run_graph(args) -> int:
     from .graph import DEFAULT_MAX_NODES, explore_graph, graph_summary, write_graph
     from .render import output_format
 
+    lenient_stdout()
     fmt = output_format(args.output)
     config = load_config(args.config, args.model, args.overrides)
     model = build_model(config)

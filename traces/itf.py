@@ -16,12 +16,24 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from .text import excerpt
+
 #: Largest integer a JSON number carries exactly (2**53 - 1): beyond it, ``#bigint``.
 MAX_SAFE_INT = 2**53 - 1
+#: Deepest nesting of arrays and objects a trace file may have, the document itself counted
+#: (a checker's trace is about 10 deep).  Reading, comparing and drawing values recurse,
+#: and a bound here keeps them far from Python's recursion limit.
+MAX_NESTING = 100
+#: Largest trace file read, in bytes: a file without end (``/dev/zero``) must not take all memory.
+MAX_TRACE_BYTES = 512_000_000
+#: Most digits of an integer in a trace (a JSON number or a ``#bigint``): Python's own limit
+#: on converting between integers and decimal strings.
+MAX_DIGITS = 4300
 
 
 class TraceFormatError(ValueError):
@@ -53,22 +65,19 @@ def encode(value: Any) -> Any:
 
 def decode(value: Any) -> Any:
     """An ITF value as a Python value (the inverse of :func:`encode`)."""
-    if isinstance(value, bool) or isinstance(value, (int, str)):
+    if type(value) in _SCALARS:
         return value
     if isinstance(value, float):
         if value.is_integer():
             return int(value)
-        raise TraceFormatError(f"ITF has no fractional numbers: {value!r}")
+        raise TraceFormatError(f"ITF has no fractional numbers: {excerpt(repr(value))}")
     if isinstance(value, list):
         return [decode(v) for v in value]
     if isinstance(value, dict):
         if len(value) == 1:
             (tag, body), = value.items()
             if tag == "#bigint":
-                try:
-                    return int(body)
-                except (TypeError, ValueError):
-                    raise TraceFormatError(f"#bigint must hold a decimal integer string, not {body!r}") from None
+                return _bigint(body)
             if tag == "#tup":
                 return tuple(decode(v) for v in _list(tag, body))
             if tag == "#set":
@@ -79,22 +88,51 @@ def decode(value: Any) -> Any:
                     raise TraceFormatError("#map must hold a list of [key, value] pairs")
                 return {freeze(decode(k)): decode(v) for k, v in pairs}
             if tag == "#unserializable":
+                if not isinstance(body, str):
+                    raise TraceFormatError(f"#unserializable must hold a string, not {type(body).__name__}")
                 return None if body == "None" else body
         if any(k.startswith("#") for k in value):
-            raise TraceFormatError(f"unknown ITF tag in {sorted(value)!r}")
+            raise TraceFormatError(f"unknown ITF tag in {excerpt(repr(sorted(value)))}")
         return {k: decode(v) for k, v in value.items()}
     if value is None:
         raise TraceFormatError("ITF has no null value")
-    raise TraceFormatError(f"not an ITF value: {value!r}")
+    raise TraceFormatError(f"not an ITF value: {excerpt(repr(value))}")
+
+
+_SCALARS = frozenset((bool, int, str))  # as JSON reads them: never a subclass
+
+
+def _bigint(body: Any) -> int:
+    match = _DECIMAL.fullmatch(body) if isinstance(body, str) else None
+    if match is None:
+        raise TraceFormatError(f"#bigint must hold a decimal integer string, not {excerpt(repr(body))}")
+    digits = len(match.group(1))
+    if digits > MAX_DIGITS:
+        raise TraceFormatError(f"#bigint holds an integer of {digits:,} digits, more than a trace may hold ({MAX_DIGITS:,})")
+    return int(body)
+
+
+_DECIMAL = re.compile(r"[+-]?0*([0-9]+)")
 
 
 def freeze(value: Any) -> Any:
-    """A hashable form of a decoded value: lists become tuples, dicts sorted pair tuples."""
-    if isinstance(value, list):
+    """A hashable form of a decoded value: lists become tuples, dicts sorted pair tuples, and so
+    inside tuples (a set element may be a tuple holding a list)."""
+    if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     if isinstance(value, dict):
         return tuple(sorted(((freeze(k), freeze(v)) for k, v in value.items()), key=repr))
     return value
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words (for messages about a file)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {int: "a number", float: "a number", str: "a string", list: "an array", dict: "an object"}.get(
+        type(value), type(value).__name__)
 
 
 def _list(tag: str, body: Any) -> list:
@@ -149,14 +187,23 @@ def write_json_atomically(path: str | os.PathLike, document: Any) -> Path:
 def read_trace(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate an ITF file; values stay in their ITF form (see :func:`decode`)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
+        with open(path, "rb") as f:
+            data = f.read(MAX_TRACE_BYTES + 1)
+        if len(data) > MAX_TRACE_BYTES:
+            raise _NotInTrace(f"it is larger than a trace may be ({MAX_TRACE_BYTES / 1e6:,.0f} MB)")
+        document = json.loads(data.decode("utf-8"), parse_int=_parse_int, parse_constant=_parse_constant)
     except FileNotFoundError:
         raise TraceFormatError(f"no such trace file: {path}") from None
     except OSError as e:
         raise TraceFormatError(f"cannot read trace file {path}: {e.strerror}") from None
+    except _NotInTrace as e:
+        raise TraceFormatError(f"{path} is not a trace: {e}") from None
+    except RecursionError:
+        raise TraceFormatError(f"{path} is not a trace: it is nested more than {MAX_NESTING} levels deep") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise TraceFormatError(f"{path} is not JSON: {e}") from None
+    if _nested_deeper_than(document, MAX_NESTING):
+        raise TraceFormatError(f"{path} is not a trace: it is nested more than {MAX_NESTING} levels deep")
     if not isinstance(document, dict) or not isinstance(document.get("states"), list):
         raise TraceFormatError(f"{path} is not an ITF trace: it has no list of states")
     variables = document.get("vars", [])
@@ -167,8 +214,39 @@ def read_trace(path: str | os.PathLike) -> dict[str, Any]:
             raise TraceFormatError(f"{path}: state {i} is not a JSON object")
         missing = [v for v in variables if v not in state]
         if missing:
-            raise TraceFormatError(f"{path}: state {i} lacks variable {missing[0]!r}")
+            raise TraceFormatError(f"{path}: state {i} lacks variable {excerpt(repr(missing[0]))}")
     loop = document.get("loop")
-    if loop is not None and not (isinstance(loop, int) and 0 <= loop < len(document["states"])):
+    if loop is not None and not (type(loop) is int and 0 <= loop < len(document["states"])):
         raise TraceFormatError(f"{path}: 'loop' must be the index of a state")
     return document
+
+
+class _NotInTrace(Exception):
+    """JSON that no trace holds: a number past what the readers take, or a non-JSON constant."""
+
+
+def _parse_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise _NotInTrace(f"it holds an integer of {digits:,} digits, more than a trace may hold ({MAX_DIGITS:,})")
+    return int(text)
+
+
+def _parse_constant(name: str):
+    # Python's json reads NaN, Infinity and -Infinity, which JSON does not have
+    raise _NotInTrace(f"it holds {name}, which is not JSON")
+
+
+def _nested_deeper_than(document: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than ``limit`` levels (the document is level 1).
+    A loop, not recursion: this is what keeps the recursive readers safe."""
+    if type(document) is not list and type(document) is not dict:
+        return False
+    stack = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = value.values() if type(value) is dict else value
+        stack.extend((v, depth + 1) for v in children if type(v) is list or type(v) is dict)
+    return False

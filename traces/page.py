@@ -20,8 +20,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .render import dot_available, model_picture, run_dot, state_graph, write_output
-from .trace import ABSENT, Step, Trace, format_value, value_changes
+from . import render
+from .render import dot_available, megabytes, model_picture, note, pictures, run_dot, state_graph, too_big_to_draw, write_output
+from .text import visible
+from .trace import ABSENT, Step, Trace, format_value, listed_changes
 
 VALUE_LIMIT = 2000
 
@@ -114,17 +116,21 @@ SCRIPT = """
 
 
 def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(visible(text), quote=True)
 
 
 def step_svgs(trace: Trace, model: Any) -> list[str] | None:
-    """The picture of every step as inline SVG (no XML prologue), or None when ``dot`` is missing.
+    """The model's picture of every step as inline SVG (no XML prologue), or None when ``dot``
+    is missing or the model draws no picture of these states.
 
     One ``dot`` run draws them all: it reads the graphs one after the other and writes one
     SVG document for each."""
     if not dot_available():
         return None
-    source = "\n".join(state_graph(trace, step, model).source for step in trace.steps)
+    bodies = pictures(trace, model)
+    if bodies is None:
+        return None
+    source = "\n".join(state_graph(body).source for body in bodies)
     output = run_dot(source, "svg").decode("utf-8")
     documents = [d for d in re.split(r"(?=<\?xml )", output) if d.strip()]
     if len(documents) != len(trace.steps):  # pragma: no cover - dot wrote something unexpected
@@ -147,7 +153,8 @@ def _changes(trace: Trace, step: Step) -> str:
     previous = trace.steps[step.index - 1].values
     lines = []
     for variable in step.changed:
-        for path, before, after in value_changes(previous.get(variable), step.values[variable]):
+        changes, more = listed_changes(previous.get(variable), step.values[variable])
+        for path, before, after in changes:
             where = f'<span class="path">{_e(variable + path)}</span>'
             if before is ABSENT:
                 lines.append(f'<li>{where} <span class="new">+ {_e(format_value(after, VALUE_LIMIT))}</span></li>')
@@ -156,6 +163,8 @@ def _changes(trace: Trace, step: Step) -> str:
             else:
                 lines.append(f'<li>{where}: <span class="old">{_e(format_value(before, VALUE_LIMIT))}</span> → '
                              f'<span class="new">{_e(format_value(after, VALUE_LIMIT))}</span></li>')
+        if more:
+            lines.append(f'<li>… {more:,} more changes of <span class="path">{_e(variable)}</span></li>')
     if not lines:
         return '<ul class="changes"><li>nothing changed</li></ul>'
     return f'<ul class="changes">{"".join(lines)}</ul>'
@@ -189,8 +198,9 @@ def _section(trace: Trace, step: Step, svg: str | None) -> str:
             f"{_changes(trace, step)}{picture}{variables}{verdict}</section>")
 
 
-def page(trace: Trace, model: Any = None) -> str:
-    """The whole page as a string."""
+def page(trace: Trace, model: Any = None, picture: bool = True) -> str:
+    """The whole page as a string; with ``picture`` False, or for a trace larger than
+    :data:`~kraftcheck.traces.render.PICTURE_MAX_BYTES` (a note says so), the tables of variables without the model's picture."""
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
     policy = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; "
               "base-uri 'none'; form-action 'none'")
@@ -203,7 +213,14 @@ def page(trace: Trace, model: Any = None) -> str:
         for s in trace.steps
     )
     # the model's picture as SVG; a model without one is pictured by the table itself
-    svgs = step_svgs(trace, model) if model_picture(model) is not None else None
+    svgs = None
+    if picture and model_picture(model) is not None:
+        size = too_big_to_draw(trace)
+        if size is None:
+            svgs = step_svgs(trace, model)
+        else:
+            note(f"no pictures in the page: {trace.path} is {megabytes(size)}, more than html draws "
+                 f"({megabytes(render.PICTURE_MAX_BYTES)}); the tables show every state")
     sections = "".join(_section(trace, s, svgs[s.index] if svgs else None) for s in trace.steps)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -219,5 +236,5 @@ def page(trace: Trace, model: Any = None) -> str:
     )
 
 
-def write_page(trace: Trace, out: str | Path, model: Any = None) -> Path:
-    return write_output(out, page(trace, model).encode("utf-8"))
+def write_page(trace: Trace, out: str | Path, model: Any = None, picture: bool = True) -> Path:
+    return write_output(out, page(trace, model, picture).encode("utf-8"))

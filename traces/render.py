@@ -9,14 +9,16 @@ the trace shows (the violated invariant).
 
 from __future__ import annotations
 
-import html
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
 from kraftcheck.checker.config import ConfigError
 
+from .text import escape_label, excerpt, visible
 from .trace import Step, Trace, format_value
 
 #: Output formats by file extension.
@@ -27,6 +29,10 @@ BAD = "#d7301f"
 HEADER = "#dde6f3"
 #: Widest line of a value in the variables table, in characters.
 LINE_WIDTH = 90
+#: Largest trace file drawn as a picture, in bytes.  Drawing takes time and memory in
+#: proportion (a 60 MB trace made a 140 MB SVG in 30 s): ``check`` draws no SVG beside a larger
+#: trace, ``trace html`` shows its tables only and ``trace render`` writes only ``.dot``.
+PICTURE_MAX_BYTES = 5_000_000
 
 Picture = Callable[[dict, "dict | None"], str]
 
@@ -39,13 +45,26 @@ def output_format(path: str) -> str:
     return FORMATS[suffix]
 
 
-def escape(text: Any) -> str:
-    """Text for a graphviz HTML-like label: markup characters, quotes and brackets as
-    entities, control characters as visible escapes."""
-    text = str(text)
-    text = "".join(c if c >= " " or c in "\n" else f"\\x{ord(c):02x}" for c in text)
-    # brackets as entities too: dot misreads a "]" right after a closing tag
-    return html.escape(text, quote=True).replace("&#x27;", "&#39;").replace("[", "&#91;").replace("]", "&#93;")
+#: Text for a graphviz HTML-like label, escaped (the one rule of :mod:`.text`).
+escape = escape_label
+
+
+def note(message: str) -> None:
+    """One line on stderr about how something was drawn; the command still succeeds."""
+    print(f"kraftcheck: note: {visible(message)}", file=sys.stderr)
+
+
+def too_big_to_draw(trace: Trace) -> int | None:
+    """The size of the trace's file when it is larger than :data:`PICTURE_MAX_BYTES`, else None."""
+    try:
+        size = os.stat(trace.path).st_size
+    except OSError:
+        return None
+    return size if size > PICTURE_MAX_BYTES else None
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"
 
 
 def model_picture(model: Any) -> Picture | None:
@@ -86,15 +105,35 @@ def _wrap(text: str, width: int) -> list[str]:
     return lines
 
 
-def step_body(trace: Trace, step: Step, picture: Picture | None) -> str:
-    """The state of one step as an HTML-like label fragment (a ``<TABLE>``)."""
-    previous = trace.steps[step.index - 1] if step.index > 0 else None
-    if picture is not None:
-        return picture(dict(step.values), dict(previous.values) if previous is not None else None)
-    return variables_table(step, previous, trace.variables)
+def step_bodies(trace: Trace, model: Any = None) -> list[str]:
+    """The state of every step as an HTML-like label fragment (a ``<TABLE>``): the model's
+    picture (:func:`pictures`), else the table of variables."""
+    return pictures(trace, model) or [
+        variables_table(step, trace.steps[step.index - 1] if step.index > 0 else None, trace.variables)
+        for step in trace.steps]
 
 
-def step_label(trace: Trace, step: Step, picture: Picture | None) -> str:
+def pictures(trace: Trace, model: Any) -> list[str] | None:
+    """Every step drawn by the model's picture hook; None without one.
+
+    A picture hook that raises ``ValueError`` says the values are no state of its model (an
+    edited or malformed trace): then None too, with a note, and the trace is drawn as tables."""
+    picture = model_picture(model)
+    if picture is None:
+        return None
+    drawn = []
+    for step in trace.steps:
+        previous = trace.steps[step.index - 1] if step.index > 0 else None
+        try:
+            drawn.append(picture(dict(step.values), dict(previous.values) if previous is not None else None))
+        except ValueError as e:
+            note(f"drawing the variables only: the model's picture does not take state {step.index} "
+                 f"of {trace.path}: {excerpt(e)}")
+            return None
+    return drawn
+
+
+def step_label(trace: Trace, step: Step, body: str) -> str:
     """The whole node of one step: header (number, action, changed variables), state, verdict."""
     last = step.index == len(trace.steps) - 1
     changed = ""
@@ -103,7 +142,7 @@ def step_label(trace: Trace, step: Step, picture: Picture | None) -> str:
         changed = f'<BR ALIGN="LEFT"/><FONT POINT-SIZE="10">changed: {escape(changed)}</FONT>'
     header = (f'<TR><TD ALIGN="LEFT" BALIGN="LEFT" BGCOLOR="{HEADER}"><B>{step.index}</B>  '
               f'{escape(step.label)}{changed}</TD></TR>')
-    body = f'<TR><TD ALIGN="LEFT">{step_body(trace, step, picture)}</TD></TR>'
+    body = f'<TR><TD ALIGN="LEFT">{body}</TD></TR>'
     footer = ""
     if last and trace.verdict:
         footer = f'<TR><TD ALIGN="LEFT" BGCOLOR="{BAD}"><FONT COLOR="white"><B>{escape(trace.verdict)}</B></FONT></TD></TR>'
@@ -119,7 +158,7 @@ def trace_graph(trace: Trace, model: Any = None, steps: list[int] | None = None)
     """The graphviz ``Digraph`` of a trace (or of some of its steps), top to bottom."""
     import graphviz
 
-    picture = model_picture(model)
+    bodies = step_bodies(trace, model)
     graph = graphviz.Digraph("trace", graph_attr={
         "rankdir": "TB", "fontname": "Helvetica", "label": "<" + escape(trace.title) + ">", "labelloc": "t",
         "nodesep": "0.3", "ranksep": "0.3", "bgcolor": "white",
@@ -127,7 +166,7 @@ def trace_graph(trace: Trace, model: Any = None, steps: list[int] | None = None)
         edge_attr={"color": "#555555", "arrowsize": "0.7"})
     indices = list(range(len(trace.steps))) if steps is None else steps
     for i in indices:
-        graph.node(f"s{i}", step_label(trace, trace.steps[i], picture))
+        graph.node(f"s{i}", step_label(trace, trace.steps[i], bodies[i]))
     for a, b in zip(indices, indices[1:]):
         graph.edge(f"s{a}", f"s{b}")
     last = len(trace.steps) - 1
@@ -136,13 +175,14 @@ def trace_graph(trace: Trace, model: Any = None, steps: list[int] | None = None)
     return graph
 
 
-def state_graph(trace: Trace, step: Step, model: Any = None):
-    """The graphviz ``Digraph`` of one step's state alone (the page's picture of a step)."""
+def state_graph(body: str):
+    """The graphviz ``Digraph`` of one step's state alone (the page's picture of a step), from
+    its :func:`step_bodies` entry."""
     import graphviz
 
     graph = graphviz.Digraph("state", graph_attr={"bgcolor": "white", "margin": "0"},
                              node_attr={"shape": "plain", "fontname": "Helvetica", "fontsize": "11"})
-    graph.node("state", f"<{step_body(trace, step, model_picture(model))}>")
+    graph.node("state", f"<{body}>")
     return graph
 
 
@@ -186,6 +226,12 @@ def run_dot(source: str, fmt: str) -> bytes:
 
 
 def render_trace(trace: Trace, out: str | Path, fmt: str, model: Any = None) -> Path:
+    """Draw ``trace`` as ``fmt``.  A trace too big to draw (:data:`PICTURE_MAX_BYTES`) is bad
+    input for ``.svg`` and ``.png``; its ``.dot`` source is still written."""
+    size = too_big_to_draw(trace) if fmt != "dot" else None
+    if size is not None:
+        raise ConfigError(f"{trace.path} is {megabytes(size)}, more than render draws ({megabytes(PICTURE_MAX_BYTES)}): "
+                          f"write {Path(out).with_suffix('.dot').name} instead, or read it with trace show")
     return render_graph(trace_graph(trace, model), out, fmt)
 
 
@@ -195,22 +241,26 @@ def svg_path_for(itf_path: str | Path) -> Path:
     return itf_path.with_name(itf_path.name.removesuffix(".json").removesuffix(".itf") + ".svg")
 
 
-def svg_beside(itf_path: str | Path, model: Any) -> Path | None:
+def svg_beside(itf_path: str | Path, model: Any, picture: bool = True) -> Path | None:
     """Draw ``X.itf.json`` as ``X.svg`` beside it with ``model``'s picture, for ``check``.
 
-    None when ``dot`` is missing or the drawing fails (the trace is what matters; a warning
-    says why); an older ``X.svg`` never stays beside a newer trace."""
-    import sys
-
+    None when ``picture`` is False (``check --no-picture``), when ``dot`` is missing, when the
+    trace is larger than :data:`PICTURE_MAX_BYTES` (a note says so) or when the drawing fails
+    (the trace is what matters; a warning says why); an older ``X.svg`` never stays beside a
+    newer trace."""
     from .trace import load_trace
 
     out = svg_path_for(itf_path)
     out.unlink(missing_ok=True)
-    if not dot_available():
+    if not picture or not dot_available():
+        return None
+    size = os.stat(itf_path).st_size
+    if size > PICTURE_MAX_BYTES:
+        note(f"no picture of {itf_path}: it is {megabytes(size)}, more than check draws ({megabytes(PICTURE_MAX_BYTES)})")
         return None
     try:
         return render_trace(load_trace(itf_path), out, "svg", model=model)
     except Exception as e:  # a failing picture hook or dot: keep the check's own result
         out.unlink(missing_ok=True)
-        print(f"kraftcheck: warning: could not draw {itf_path}: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"kraftcheck: warning: could not draw {itf_path}: {type(e).__name__}: {excerpt(e)}", file=sys.stderr)
         return None

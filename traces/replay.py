@@ -11,6 +11,8 @@ step property).
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -18,11 +20,23 @@ from kraftcheck.checker.config import CheckConfig, ConfigError, build_model, par
 from kraftcheck.checker.protocol import action_name, action_params
 
 from .counterexample import INIT_ACTION, state_variables
-from .itf import decode, encode, freeze
+from .itf import TraceFormatError, decode, encode, freeze, json_kind
+from .text import excerpt
 from .trace import ABSENT, Step, Trace, format_value, value_changes
 
 #: How many characters of a value an error message shows.
 VALUE_LIMIT = 120
+#: Longest message of a model that rejects the settings a trace records.
+MESSAGE_LIMIT = 300
+
+#: The models kraftcheck ships, as a trace names them in its ``#meta``.  Reading a trace
+#: builds one of these, or the model the reader passes with ``--model``, and nothing else:
+#: whoever wrote the trace does not choose the code that runs.
+SHIPPED_MODELS = ("kraftcheck.model:make_model",)
+
+
+class UntrustedModel(ConfigError):
+    """A trace names a model that kraftcheck does not ship, and the reader passed no ``--model``."""
 
 
 class ReplayFailed(Exception):
@@ -42,22 +56,56 @@ class ReplayReport:
 
 def model_for(trace: Trace, model_ref: str | None = None, overrides: list[str] | None = None):
     """The model a trace was written from: its ``#meta`` model and settings, with ``--model`` and
-    ``--set`` applied.  A trace written elsewhere needs ``--model``."""
+    ``--set`` applied.  A trace written elsewhere needs ``--model``; a trace naming a model
+    that kraftcheck does not ship needs it too (:class:`UntrustedModel`)."""
     if model_ref is None and not trace.written_by_kraftcheck:
-        writer = trace.meta.get("source") or "another tool"
+        writer = excerpt(trace.meta.get("source") or "another tool")
         raise ConfigError(
             f"{trace.path} was not written by kraftcheck ({writer}): replay needs a kraftcheck model, "
             "given with --model MODULE:FACTORY (and --set KEY=VALUE for its settings)"
         )
-    config = trace.meta.get("config") if trace.written_by_kraftcheck else None
-    settings = dict(config.get("settings", {})) if isinstance(config, dict) else {}
+    settings = trace_settings(trace) if trace.written_by_kraftcheck else {}
     if model_ref is not None and model_ref != trace.meta.get("model"):
         settings = {}
+    if model_ref is None and trace.meta["model"] not in SHIPPED_MODELS:
+        named = excerpt(trace.meta["model"])
+        raise UntrustedModel(f"{trace.path}: the trace names model {named}, which kraftcheck does not ship; "
+                             f"pass --model {named} to trust it")
     for item in overrides or []:
         key, value = parse_override(item)
         settings[key] = value
     ref = model_ref or trace.meta["model"]
-    return ref, build_model(CheckConfig(model=ref, settings=settings))
+    try:
+        return ref, build_model(CheckConfig(model=ref, settings=settings))
+    except ConfigError as e:  # a model's message may quote a setting of the trace whole
+        raise ConfigError(excerpt(e, MESSAGE_LIMIT)) from None
+
+
+def trace_settings(trace: Trace) -> dict[str, Any]:
+    """The model settings a kraftcheck trace records (``#meta.config.settings``), checked to
+    be what a config file can hold: a JSON object of finite numbers, strings and booleans."""
+    config = trace.meta.get("config", {})
+    if not isinstance(config, dict):
+        raise TraceFormatError(f"{trace.path}: '#meta' config must be a JSON object, not {json_kind(config)}")
+    settings = config.get("settings", {})
+    if not isinstance(settings, dict):
+        raise TraceFormatError(f"{trace.path}: '#meta' config.settings must be a JSON object, not {json_kind(settings)}")
+    for key, value in settings.items():
+        if not _setting_value(value):
+            raise TraceFormatError(f"{trace.path}: '#meta' config.settings {excerpt(key)} is {excerpt(json.dumps(value))}, "
+                                   "not a finite number, a string or a boolean")
+    return dict(settings)
+
+
+def _setting_value(value: Any) -> bool:
+    # what TOML can write: no null, no infinity (JSON's 1e400 reads as one)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):  # a TOML array
+        return all(_setting_value(v) for v in value)
+    if isinstance(value, dict):  # a TOML table
+        return all(_setting_value(v) for v in value.values())
+    return isinstance(value, (str, int))
 
 
 def replay(trace: Trace, model: Any, model_ref: str = "") -> ReplayReport:
@@ -107,9 +155,9 @@ def _differs(model, step: Step, successor) -> NoReturn:
     expected = {k: encode(v) for k, v in state_variables(model, successor).items()}
     for variable in sorted(set(expected) | set(step.raw), key=_order(step)):
         if variable not in step.raw:
-            raise ReplayFailed(i, f"step {i}: {step.label}: the trace lacks variable {variable}")
+            raise ReplayFailed(i, f"step {i}: {step.label}: the trace lacks variable {excerpt(variable)}")
         if variable not in expected:
-            raise ReplayFailed(i, f"step {i}: {step.label}: the model has no variable {variable}")
+            raise ReplayFailed(i, f"step {i}: {step.label}: the model has no variable {excerpt(variable)}")
         if _normal(expected[variable]) != _normal(step.raw[variable]):
             model_value, trace_value = decode(expected[variable]), step.values[variable]
             path = ""
@@ -117,7 +165,7 @@ def _differs(model, step: Step, successor) -> NoReturn:
             if len(changes) == 1 and ABSENT not in changes[0][1:]:
                 path, trace_value, model_value = changes[0]
             raise ReplayFailed(
-                i, f"step {i}: {step.label} leads to {variable}{path} = {format_value(model_value, VALUE_LIMIT)}, "
+                i, f"step {i}: {step.label} leads to {excerpt(variable + path)} = {format_value(model_value, VALUE_LIMIT)}, "
                    f"but the trace has {format_value(trace_value, VALUE_LIMIT)}"
             )
     raise ReplayFailed(i, f"step {i}: {step.label} does not lead to state {i}")  # pragma: no cover
@@ -135,7 +183,7 @@ def _closest_init(model, first: Step) -> str:
     expected = {k: encode(v) for k, v in state_variables(model, states[0]).items()}
     for variable, value in expected.items():
         if variable not in first.raw:
-            return f"the trace lacks variable {variable}"
+            return f"the trace lacks variable {excerpt(variable)}"
         if _normal(value) != _normal(first.raw[variable]):
             return (f"no initial state of the model matches: it has {variable} = "
                     f"{format_value(decode(value), VALUE_LIMIT)}, the trace has "
@@ -144,19 +192,20 @@ def _closest_init(model, first: Step) -> str:
 
 
 def _check_ending(model, trace: Trace, candidates: dict) -> str:
-    kind, name = trace.meta.get("kind"), trace.meta.get("invariant")
+    kind, invariant = trace.meta.get("kind"), trace.meta.get("invariant")
+    name = excerpt(invariant)  # as messages show it
     last = len(trace.steps) - 1
     if not trace.written_by_kraftcheck or kind is None:
         return "the trace names no invariant to check at its end"
     if kind == "invariant":
-        predicate = (getattr(model, "invariants", None) or {}).get(name)
+        predicate = (getattr(model, "invariants", None) or {}).get(invariant)
         if predicate is None:
             raise ReplayFailed(last, f"the model has no invariant named {name}")
         if any(not predicate(state) for state in candidates):
             return f"state {last} violates {name}"
         raise ReplayFailed(last, f"state {last} does not violate {name}")
     if kind == "action":
-        predicate = (getattr(model, "action_invariants", None) or {}).get(name)
+        predicate = (getattr(model, "action_invariants", None) or {}).get(invariant)
         if predicate is None:
             raise ReplayFailed(last, f"the model has no step property named {name}")
         if last == 0:
@@ -168,7 +217,7 @@ def _check_ending(model, trace: Trace, candidates: dict) -> str:
         if any(next(iter(model.successors(state)), None) is None for state in candidates):
             return f"state {last} is a deadlock"
         raise ReplayFailed(last, f"state {last} is not a deadlock: {_enabled(model, candidates)} is enabled")
-    raise ReplayFailed(last, f"unknown counterexample kind {kind!r} in the trace's #meta")
+    raise ReplayFailed(last, f"unknown counterexample kind {excerpt(repr(kind))} in the trace's #meta")
 
 
 def _enabled(model, candidates: dict) -> str:
@@ -206,4 +255,5 @@ def _tagged(value: Any) -> Any:
     return value
 
 
-__all__ = ["ReplayFailed", "ReplayReport", "model_for", "replay", "INIT_ACTION"]
+__all__ = ["ReplayFailed", "ReplayReport", "SHIPPED_MODELS", "UntrustedModel", "model_for", "replay", "trace_settings",
+           "INIT_ACTION"]

@@ -9,10 +9,12 @@ action names, and their steps are just numbered.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .itf import TraceFormatError, decode, read_trace
+from .itf import TraceFormatError, decode, json_kind, read_trace
+from .text import excerpt
 
 #: The ``#meta`` source of the traces the checker writes.
 KRAFTCHECK_SOURCE = "kraftcheck"
@@ -20,6 +22,10 @@ KRAFTCHECK_SOURCE = "kraftcheck"
 QUINT_ACTION_VARIABLES = ("mbt::actionTaken", "action_taken")
 #: Quint's record of the nondeterministic choices of a step: name -> Some(value) | None.
 QUINT_PICKS_VARIABLES = ("mbt::nondetPicks", "nondet_picks")
+#: Keys of a trace's ``#meta`` the readers use, each a string when present.
+META_STRINGS = ("source", "model", "kind", "invariant", "status")
+#: Longest step label and title: a trace may name an action with megabytes of text.
+LABEL_LIMIT = 200
 
 
 @dataclass
@@ -47,11 +53,13 @@ class Step:
         """The action as a reader sees it: the model's own label when the trace records one,
         else ``Name(p1, p2)``, or ``step i`` when unknown."""
         if isinstance(self.meta.get("label"), str):
-            return self.meta["label"]
+            return excerpt(self.meta["label"], LABEL_LIMIT)
         if self.action is None:
             return f"step {self.index}"
-        arguments = [format_value(p) for p in self.params] + [f"{k}={format_value(v)}" for k, v in self.picks.items()]
-        return f"{self.action}({', '.join(arguments)})" if arguments else self.action
+        arguments = [format_value(p, LABEL_LIMIT) for p in self.params] + [
+            f"{excerpt(k, LABEL_LIMIT)}={format_value(v, LABEL_LIMIT)}" for k, v in self.picks.items()]
+        label = f"{self.action}({', '.join(arguments)})" if arguments else self.action
+        return excerpt(label, LABEL_LIMIT)
 
 
 @dataclass
@@ -70,6 +78,7 @@ class Trace:
     def verdict(self) -> str | None:
         """What the last state (or step) shows, in words; None when the trace does not say."""
         kind, name = self.meta.get("kind"), self.meta.get("invariant")
+        kind, name = kind and excerpt(kind, LABEL_LIMIT), name and excerpt(name, LABEL_LIMIT)
         last = len(self.steps) - 1
         if kind == "invariant":
             return f"state {last} violates the invariant {name}"
@@ -92,7 +101,7 @@ class Trace:
     def title(self) -> str:
         model = self.meta.get("model") or self.meta.get("source") or os.path.basename(self.path)
         what = self.meta.get("invariant") or self.meta.get("status") or "trace"
-        return f"{model}: {what}"
+        return f"{excerpt(model, LABEL_LIMIT)}: {excerpt(what, LABEL_LIMIT)}"
 
 
 def load_trace(path: str | os.PathLike) -> Trace:
@@ -101,6 +110,9 @@ def load_trace(path: str | os.PathLike) -> Trace:
     meta = document.get("#meta", {})
     if not isinstance(meta, dict):
         raise TraceFormatError(f"{path}: '#meta' must be a JSON object")
+    for key in META_STRINGS:
+        if key in meta and not isinstance(meta[key], str):
+            raise TraceFormatError(f"{path}: '#meta' {key} must be a string, not {json_kind(meta[key])}")
     variables = list(document.get("vars") or _variables_of(document["states"]))
     if not document["states"]:
         raise TraceFormatError(f"{path} holds no states")
@@ -139,7 +151,7 @@ def _quint_picks(picks: Any) -> dict[str, Any]:
     """The choices Quint made in a step: the ``Some`` ones of ``{name: {tag, value}}``."""
     if not isinstance(picks, dict):
         return {}
-    return {name: pick["value"] for name, pick in picks.items()
+    return {str(name): pick["value"] for name, pick in picks.items()
             if isinstance(pick, dict) and pick.get("tag") == "Some" and "value" in pick}
 
 
@@ -209,17 +221,17 @@ def value_changes(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, An
     if _same(old, new):
         return []
     if isinstance(old, list) and isinstance(new, list):
-        positional = moved = None
         if len(old) == len(new):
-            positional = [c for i, (o, n) in enumerate(zip(old, new)) for c in value_changes(o, n, f"{path}[{i}]")]
-            moved = sum(not _same(o, n) for o, n in zip(old, new))
-            if moved <= 1:
-                return positional
+            # item by item, unless reading the list as a bag says it in fewer changes
+            differing = [i for i, (o, n) in enumerate(zip(old, new)) if o != n or not _same(o, n)]
+            if len(differing) > 1:
+                bag = _bag_changes(old, new, path)
+                if bag and len(bag) <= len(differing):
+                    return bag
+            return [c for i in differing for c in value_changes(old[i], new[i], f"{path}[{i}]")]
         bag = _bag_changes(old, new, path)
-        if bag and (moved is None or len(bag) <= moved):
+        if bag:
             return bag
-        if positional is not None:
-            return positional
     if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
         return [c for i, (o, n) in enumerate(zip(old, new)) for c in value_changes(o, n, f"{path}[{i}]")]
     if isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
@@ -231,25 +243,69 @@ def value_changes(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, An
     return [(path, old, new)]
 
 
+#: Most changes of one variable in one step that ``show`` and the page list: a reader wants
+#: the first ones, and listing tens of thousands (a list rebuilt) takes seconds.
+CHANGES_SHOWN = 50
+
+
+def listed_changes(old: Any, new: Any) -> tuple[list[tuple[str, Any, Any]], int]:
+    """The first :data:`CHANGES_SHOWN` of :func:`value_changes`, and how many more there are."""
+    changes = value_changes(old, new)
+    return changes[:CHANGES_SHOWN], max(len(changes) - CHANGES_SHOWN, 0)
+
+
 #: Stands for "no value" in :func:`value_changes`: an item added to or removed from a list.
 ABSENT = type("Absent", (), {"__repr__": lambda self: "ABSENT"})()
 
 
 def _bag_changes(old: list, new: list, path: str) -> list[tuple[str, Any, Any]] | None:
-    """A list read as a bag (messages in flight): the items removed, then the items added."""
-    remaining = list(new)
+    """A list read as a bag (messages in flight): the items removed, then the items added.
+
+    Items are matched by a hashable identity, so that lists of any length compare in linear
+    time; an item of ``old`` matches the first unmatched equal item of ``new``."""
+    old_keys, new_keys = list(map(_identity, old)), list(map(_identity, new))
+    unmatched_new = Counter(new_keys)
     removed = []
-    for item in old:
-        for i, candidate in enumerate(remaining):
-            if _same(item, candidate):
-                del remaining[i]
-                break
+    for item, key in zip(old, old_keys):
+        if unmatched_new[key]:
+            unmatched_new[key] -= 1
         else:
             removed.append(item)
+    matched = Counter(old_keys)
+    remaining = []
+    for item, key in zip(new, new_keys):
+        if matched[key]:
+            matched[key] -= 1
+        else:
+            remaining.append(item)
     if len(removed) + len(remaining) > max(len(old), len(new)):
         return None  # nothing in common: the whole value changed
     return [(path, item, ABSENT) for item in removed] + [(path, ABSENT, item) for item in remaining]
 
 
+def _identity(value: Any) -> Any:
+    """A hashable form of a decoded value that is equal for equal values of the same kinds
+    (Python equates ``True`` with ``1`` and ignores the kind of a sequence; this does not)."""
+    kind = type(value)
+    if kind is int or kind is str:
+        return value
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_identity(v) for v in value))
+    if isinstance(value, list):
+        return ("list", tuple(_identity(v) for v in value))
+    if isinstance(value, frozenset | set):
+        return ("set", frozenset(_identity(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", frozenset((_identity(k), _identity(v)) for k, v in value.items()))
+    return value
+
+
 def _same(a: Any, b: Any) -> bool:
-    return a == b and _kinds(a) == _kinds(b)
+    if not a == b:
+        return False
+    kind = type(a)
+    if kind is type(b) and (kind is int or kind is str):
+        return True
+    return _kinds(a) == _kinds(b)
