@@ -195,7 +195,7 @@ def test_a_signal_while_trace_render_draws_stops_dot(tmp_path, stalling_dot):
     [trace] = tmp_path.glob("*.itf.json")
     picture = tmp_path / "drawn.svg"
     process = subprocess.Popen(
-        [sys.executable, "-m", "kraftcheck.checker.cli", "trace", "render", str(trace), "-o", str(picture)],
+        [sys.executable, "-m", "kraftcheck.checker.cli", "trace", "render", str(trace), "--model", "tests.models:slow", "-o", str(picture)],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **stalling_dot}, start_new_session=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     [dot] = wait_for(lambda: {pid for pid in descendants(process.pid) if _command(pid).startswith("sleep 600")},
