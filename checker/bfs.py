@@ -67,11 +67,11 @@ def initial_states(model: Model, canonical=None) -> list[State]:
     if not states:
         raise ModelProtocolError("the model has no initial state: init_states() returned nothing")
     for position, state in enumerate(states, start=1):
-        _check_state_types(state, canonical, f"initial state {position}")
+        check_state_types(state, canonical, f"initial state {position}")
     return states
 
 
-def _check_state_types(state, canonical, which: str) -> None:
+def check_state_types(state, canonical, which: str) -> None:
     problem = state_problem(state)
     if problem is None and canonical is not None:
         problem = state_problem(canonical(state))
@@ -282,7 +282,7 @@ class _Search:
             checked = next_frontier[: self.type_checks_left]
             self.type_checks_left -= len(checked)
             for state, action in zip(checked, new_actions):
-                _check_state_types(state, self.canonical, f"the state {_action_text(action)} led to")
+                check_state_types(state, self.canonical, f"the state {_action_text(action)} led to")
         return next_frontier
 
     def _probe(self, frontier: list[State]):

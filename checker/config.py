@@ -234,7 +234,7 @@ def parse_override(item: str) -> tuple[str, Any]:
             raise ConfigError(f"--set {key}: {brief(raw)} is not a TOML value") from None
         parsed = {"value": raw}  # a bare word such as a mutant's name
     except (RecursionError, ValueError):  # nested a thousand deep; an integer of 4,300 digits
-        raise ConfigError(f"--set {key}: {brief(raw)} is not a TOML scalar") from None
+        raise ConfigError(f"--set {key}: {brief(raw)} is not a TOML value") from None
     value = parsed["value"]
     if not isinstance(value, CONFIG_SCALARS):
         raise ConfigError(f"--set {key}: expected a string, a number or a boolean, got {brief(raw)}")

@@ -22,7 +22,7 @@ def factory_raises(config: dict | None = None):
     if error == "RecursionError":
         return factory_raises(config)
     if error == "exit":
-        sys.exit(9)
+        sys.exit(9)  # the factory leaves
     if error == "ValueError":
         raise ValueError("first line\nsecond line")
     raise {"RuntimeError": RuntimeError, "MemoryError": MemoryError}[error]("the factory gave up")
@@ -110,7 +110,7 @@ class ExitingSuccessors(Ticker):
 
     def successors(self, s):
         if s[0] == self.at:
-            sys.exit(9)
+            sys.exit(9)  # the search leaves
         yield from super().successors(s)
 
 

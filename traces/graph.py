@@ -17,7 +17,7 @@ from typing import Any
 
 import networkx as nx
 
-from kraftcheck.checker.bfs import initial_states
+from kraftcheck.checker.bfs import check_state_types, initial_states
 from kraftcheck.checker.config import ConfigError
 from kraftcheck.checker.protocol import action_name, action_params, predicate_holds
 
@@ -82,6 +82,8 @@ def explore_graph(model: Any, max_nodes: int = DEFAULT_MAX_NODES, label: str = "
     while frontier:
         source = frontier.popleft()
         for action, successor in model.successors(states[source]):
+            # every state, not only the first ones as the engines do: a state graph is tiny
+            check_state_types(successor, getattr(model, "canonical", None), f"the state {_action_label(action)} led to")
             target, new = node(successor)
             if new:
                 frontier.append(target)
