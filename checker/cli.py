@@ -128,9 +128,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_MODEL_FAILED
     except ModelFailed as e:
         return _model_failed(e.__cause__)
-    except BrokenPipeError:
-        _discard_output()  # the reader (`| head`) has all it wanted
-        return 0
 
 
 def _run_command(args) -> int:
