@@ -161,6 +161,11 @@ class _GuardedOutput:
     def __init__(self, stream):
         self.stream = stream
         self.error: OSError | None = None
+        try:  # a path or a value the output's encoding cannot hold is shown escaped
+            if stream.errors == "strict":
+                stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
 
     def write(self, text: str) -> int:
         if self.error is None:

@@ -110,7 +110,9 @@ class CheckConfig:
         return f"{self.label},{safe}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"model": self.model, "source": self.source, "check": self.check, "settings": self.settings}
+        # a file name that is not UTF-8 reaches Python with surrogates, which JSON files cannot hold
+        source = self.source.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return {"model": self.model, "source": source, "check": self.check, "settings": self.settings}
 
 
 def embedded_config_text(name: str = DEFAULT_CONFIG_NAME) -> str:

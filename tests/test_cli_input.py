@@ -23,9 +23,9 @@ OUT_OF_MEMORY = ("bound the search with --max-states N or --max-depth N, or run 
 
 def kraftcheck(*args, cwd=REPO, **options):
     options.setdefault("capture_output", True)
+    options.setdefault("env", {**os.environ, "PYTHONPATH": str(REPO)})
     return subprocess.run(
-        [sys.executable, "-m", "kraftcheck.checker.cli", *map(str, args)],
-        text=True, cwd=cwd, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)}, **options,
+        [sys.executable, "-m", "kraftcheck.checker.cli", *map(str, args)], text=True, cwd=cwd, timeout=600, **options,
     )
 
 
@@ -425,6 +425,25 @@ def test_a_full_disk_on_standard_output(tmp_path):
         assert (p.returncode, error_line(p)) == (
             12, "kraftcheck: error: cannot write to standard output: No space left on device")
     assert (tmp_path / "diehard_NotFourGallons.itf.json").is_file()
+
+
+def test_names_the_output_encoding_cannot_hold(tmp_path):
+    config = 'model = "tests.models:diehard"'
+    (tmp_path / "é.toml").write_text(f"[check]\n{config}\n")
+    p = kraftcheck("check", "é.toml", "--quiet", cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO),
+                                                                  "PYTHONIOENCODING": "ascii", "LC_ALL": "C"})
+    assert (p.returncode, p.stderr) == (12, "")
+    assert "  trace: out/\\xe9_NotFourGallons.itf.json\n" in p.stdout
+    assert (tmp_path / "out" / "é_NotFourGallons.itf.json").is_file()
+
+
+def test_a_config_name_that_is_not_utf8(tmp_path):
+    name = os.fsdecode(b"\xff.toml")
+    (tmp_path / name).write_text('[check]\nmodel = "tests.models:diehard"\n')
+    p = kraftcheck("check", name, "--quiet", "--json", "s.json", cwd=tmp_path, errors="surrogateescape")
+    assert p.returncode == 12 and "Traceback" not in p.stderr
+    trace = json.loads((tmp_path / "out" / os.fsdecode(b"\xff_NotFourGallons.itf.json")).read_text())
+    assert trace["#meta"]["config"]["source"] == "\ufffd.toml"
 
 
 # ---------------------------------------------------------------- 11. silent wrong answers
