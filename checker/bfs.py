@@ -49,7 +49,7 @@ _REPORT_EVERY = (1 << 12) - 1
 #: New states whose values are checked one by one (the initial states are, all of them).
 #: A check costs as much as generating the state, so it is spent where a model's types show:
 #: a model that puts a list or a set in its states does so from its first steps on.
-TYPE_CHECKED_STATES = 2000
+TYPE_CHECKED_STATES = 1000
 
 
 class OutOfMemory(MemoryError):

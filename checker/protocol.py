@@ -83,6 +83,8 @@ def state_problem(state: Any) -> str | None:
 
     A list or a dict would make equal states differ as soon as they were mutated; a set or a
     frozenset is fingerprinted in its iteration order, which depends on how it was built."""
+    if _made_of_state_types(state):
+        return None
     stack: list[tuple[str, Any]] = [("", state)]
     while stack:
         where, value = stack.pop()
@@ -97,6 +99,28 @@ def state_problem(state: Any) -> str | None:
             at = f" at {where}" if where else ""
             return f"a {type(value).__name__}{at} ({_brief.repr(value)})"
     return None
+
+
+def _made_of_state_types(state: Any) -> bool:
+    """Whether ``state`` is made of the types states are made of: the fast walk, without the
+    paths :func:`state_problem` names."""
+    stack = [state]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        value = pop()
+        kind = type(value)
+        if kind is tuple:
+            push(value)
+        elif kind in _EXACT_LEAF_TYPES:
+            continue
+        elif isinstance(value, tuple):
+            push(value)  # a NamedTuple
+        elif not isinstance(value, STATE_LEAF_TYPES):
+            return False
+    return True
+
+
+_EXACT_LEAF_TYPES = frozenset((int, bool, str, bytes, type(None)))
 
 
 def predicate_holds(kind: str, name: str, verdict: Any) -> bool:
