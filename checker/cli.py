@@ -137,6 +137,9 @@ def _run_command(args) -> int:
     exit code; running out of memory is said as such.  Output that cannot be written is one
     line on stderr and exit code 2, except for ``check``, whose verdict decides its exit code;
     a reader that stops reading (``| head``) is no error."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # closed by the caller (`>&-`): what goes there goes nowhere
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
     output = _GuardedOutput(sys.stdout)
     sys.stdout = output
     try:
@@ -247,7 +250,8 @@ def run_check(args) -> int:
     out = sys.stdout
     if not args.quiet:
         print(f"checking {config.model} with {config.source or 'no config file'} ({args.engine} engine)", file=out)
-    reporter = progress_reporter(args.quiet)
+    # sys.stderr as it is now (os.devnull when closed from the start), not as it was at import
+    reporter = progress_reporter(args.quiet, sys.stderr)
     try:
         result = run_engine(args, config, model, options, reporter)
     except (KeyboardInterrupt, ModelProtocolError, ConfigError):

@@ -414,6 +414,15 @@ def test_a_reader_that_stops_early_is_no_error(tmp_path):
     assert (tmp_path / "diehard_NotFourGallons.itf.json").is_file()
 
 
+@pytest.mark.parametrize("closed", ["1", "2"])
+def test_standard_output_or_error_closed_from_the_start(tmp_path, closed):
+    p = subprocess.run(f"exec {sys.executable} -m kraftcheck.checker.cli check --model tests.models:diehard "
+                       f"--trace-dir {tmp_path} {closed}>&-", shell=True, capture_output=True, text=True,
+                       timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 12
+    assert (tmp_path / "diehard_NotFourGallons.itf.json").is_file()
+
+
 def test_a_full_disk_on_standard_output(tmp_path):
     with open("/dev/full", "w") as full:
         p = kraftcheck("list", stdout=full, stderr=subprocess.PIPE, capture_output=False)
