@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import marshal
+import reprlib
 import time
 from array import array
 from collections import Counter, _count_elements
@@ -27,7 +28,17 @@ from xxhash import xxh3_64_intdigest as _xxh3
 
 from .fingerprint import fingerprint_function, marshals_directly
 from .path import NondeterministicModel, counterexamples  # noqa: F401  (NondeterministicModel: re-exported)
-from .protocol import Action, Model, State
+from .protocol import (
+    STATE_TYPES_HINT,
+    Action,
+    Model,
+    ModelProtocolError,
+    State,
+    action_name,
+    action_params,
+    predicate_holds,
+    state_problem,
+)
 from .result import Result
 from .signals import Figures, note_figures
 
@@ -36,6 +47,46 @@ _first = itemgetter(0)
 _dumps = marshal.dumps
 #: Expanded states between two progress reports (a power of two minus one, used as a mask).
 _REPORT_EVERY = (1 << 12) - 1
+#: New states whose values are checked one by one (the initial states are, all of them).
+#: A check costs as much as generating the state, so it is spent where a model's types show:
+#: a model that puts a list or a set in its states does so from its first steps on.
+TYPE_CHECKED_STATES = 1000
+
+
+class OutOfMemory(MemoryError):
+    """The search ran out of memory after ``distinct_states`` distinct states."""
+
+    def __init__(self, distinct_states: int):
+        super().__init__(f"out of memory after {distinct_states:,} distinct states")
+        self.distinct_states = distinct_states
+
+
+def initial_states(model: Model, canonical=None) -> list[State]:
+    """The model's initial states, each checked to be made of what states are made of; a model
+    without one is an error, as in TLC (a search of nothing would report every invariant held)."""
+    states = list(model.init_states())
+    if not states:
+        raise ModelProtocolError("the model has no initial state: init_states() returned nothing")
+    for position, state in enumerate(states, start=1):
+        check_state_types(state, canonical, f"initial state {position}")
+    return states
+
+
+def check_state_types(state, canonical, which: str) -> None:
+    problem = state_problem(state)
+    if problem is None and canonical is not None:
+        problem = state_problem(canonical(state))
+        which = f"the canonical form of {which}"
+    if problem is not None:
+        raise ModelProtocolError(f"{which} holds {problem}: {STATE_TYPES_HINT}")
+
+
+def _action_text(action) -> str:
+    try:
+        params = action_params(action)
+        return action_name(action) + (f"({', '.join(map(reprlib.repr, params))})" if params else "")
+    except Exception:
+        return reprlib.repr(action)
 
 
 @dataclass
@@ -106,6 +157,7 @@ class _Search:
         self.deadlocked: int | None = None
         self.started = 0.0
         self.depth = 0
+        self.type_checks_left = TYPE_CHECKED_STATES
 
     @property
     def distinct(self) -> int:
@@ -124,13 +176,18 @@ class _Search:
             elapsed = time.perf_counter() - self.started if self.started else 0.0
             note_figures(Figures(self.distinct, self.generated, self.depth, elapsed))
             raise
+        except MemoryError:
+            pass  # raised below, once this handler has let go of the frames that hold the frontier
         finally:
             if collecting:
                 gc.enable()
+        distinct = self.distinct
+        self.visited, self.parents, self.ordinals = set(), array("q"), array("I")
+        raise OutOfMemory(distinct)
 
     def _run(self) -> Result:
         self.started = time.perf_counter()
-        inits = list(self.model.init_states())
+        inits = initial_states(self.model, self.canonical)
         self.generated = len(inits)
         frontier = []
         for ordinal, state in enumerate(inits):
@@ -226,6 +283,11 @@ class _Search:
                 self._report(len(frontier) - position + len(next_frontier))
         self.generated += generated
         _count_elements(self.distinct_by_action, new_actions)
+        if self.type_checks_left > 0:
+            checked = next_frontier[: self.type_checks_left]
+            self.type_checks_left -= len(checked)
+            for state, action in zip(checked, new_actions):
+                check_state_types(state, self.canonical, f"the state {_action_text(action)} led to")
         return next_frontier
 
     def _probe(self, frontier: list[State]):
@@ -249,7 +311,8 @@ class _Search:
             if name in self.bad_steps:
                 continue
             for ordinal, (action, target) in enumerate(succ):
-                if not holds(state, action, target):
+                verdict = holds(state, action, target)
+                if not verdict and not predicate_holds("step property", name, verdict):
                     self.bad_steps[name] = (parent_index, ordinal)
                     break
 
@@ -260,7 +323,8 @@ class _Search:
                 continue
             verdicts = list(map(holds, new_states))
             if not all(verdicts):
-                self.bad_states[name] = first_index + verdicts.index(False)
+                first_false = next(i for i, v in enumerate(verdicts) if not predicate_holds("invariant", name, v))
+                self.bad_states[name] = first_index + first_false
 
     def memory_bytes(self) -> int:
         """Bytes held for the visited fingerprints and the parent records."""

@@ -2,24 +2,31 @@
 
 Exit codes are TLC's: 0 all invariants hold and the search was exhaustive, 11 deadlock,
 12 invariant violated, 3 stopped by a bound, 2 bad usage or bad input, 1 the model
-itself failed; stopped by a signal, 128 + its number: 130 SIGINT (Ctrl-C), 143 SIGTERM,
-129 SIGHUP (:mod:`.signals`).
+itself failed (or the search ran out of memory); stopped by a signal, 128 + its number: 130
+SIGINT (Ctrl-C), 143 SIGTERM, 129 SIGHUP (:mod:`.signals`).  Once a search has ended, its
+verdict decides the exit code: an output that cannot be written after it (a trace, its
+picture, the summary, standard output) is one line on stderr, and the verdict is printed all
+the same.  Every output is checked to be writable before the search starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import re
+import stat
 import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
-from .bfs import NondeterministicModel, explore
-from .config import CheckConfig, ConfigError, build_model, load_config
+from .bfs import explore, initial_states
+from .config import CheckConfig, ConfigError, ModelFailed, build_model, load_config
 from .progress import progress_reporter
-from .protocol import action_name, action_params
-from .result import Result
+from .protocol import ModelProtocolError, action_name, action_params
+from .result import DEADLOCK_NAME, Result
 from .signals import Figures, note_figures, report_interruption, stopping_on_signals
 from kraftcheck.traces.itf import TraceFormatError
 from kraftcheck.traces.text import visible
@@ -27,6 +34,12 @@ from kraftcheck.traces.text import visible
 EXIT_BAD_INPUT = 2
 EXIT_MODEL_FAILED = 1
 DEFAULT_TRACE_DIR = "out"
+#: Longest error line, in characters: a message quoting what the user gave stays readable.
+MAX_ERROR_LENGTH = 1000
+#: Longest file name most file systems take, in bytes.
+MAX_FILE_NAME = 255
+#: What ``write_json_atomically`` adds to a file's name for its temporary file.
+TEMPORARY_NAME_EXTRA = 10
 
 
 class UsageError(Exception):
@@ -85,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--continue", dest="keep_going", action="store_true",
                        help="keep exploring after a violation; report the shortest trace of each")
     check.add_argument("--quiet", action="store_true", help="no progress, only the verdict")
+    check.add_argument("--no-picture", action="store_true",
+                       help="do not draw an SVG picture beside each trace")
     check.set_defaults(run=run_check)
 
     listing = commands.add_parser("list", parents=[model_source], help="show invariants, actions and mutants")
@@ -110,24 +125,120 @@ def _run(argv: list[str] | None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            parser.print_help()
-            return EXIT_BAD_INPUT
-        return args.run(args)
+            raise UsageError("a command is required: check, list, trace or graph (see 'kraftcheck --help')")
+        return _run_command(args)
     except (UsageError, ConfigError, TraceFormatError) as e:
         _error(str(e))
         return EXIT_BAD_INPUT
-    except NondeterministicModel as e:
+    except ModelProtocolError as e:
         _error(str(e))
         return EXIT_MODEL_FAILED
+    except ModelFailed as e:
+        return _model_failed(e.__cause__)
+
+
+def _run_command(args) -> int:
+    """Run a subcommand with standard output guarded (:class:`_GuardedOutput`).
+
+    ``sys.exit()`` called by the model's code is a failure of the model's, not kraftcheck's
+    exit code; running out of memory is said as such.  Output that cannot be written is one
+    line on stderr and exit code 2, except for ``check``, whose verdict decides its exit code;
+    a reader that stops reading (``| head``) is no error."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # closed by the caller (`>&-`): what goes there goes nowhere
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+    output = _GuardedOutput(sys.stdout)
+    sys.stdout = output
+    try:
+        code = args.run(args)
+    except (SystemExit, MemoryError) as e:
+        raise ModelFailed() from e
+    finally:
+        output.flush()
+        sys.stdout = output.stream
+    if output.error is not None and not isinstance(output.error, BrokenPipeError):
+        _error(f"cannot write to standard output: {output.error.strerror or output.error}")
+        if args.command != "check":
+            return code or EXIT_BAD_INPUT
+    return code
+
+
+class _GuardedOutput:
+    """Standard output that, once a write fails (``> /dev/full``, a closed pipe), keeps the
+    error and drops what follows, so that a command still finishes its work (a check still
+    writes its traces and its summary) and says so once at the end."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.error: OSError | None = None
+        try:  # a path or a value the output's encoding cannot hold is shown escaped
+            if stream.errors == "strict":
+                stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
+
+    def write(self, text: str) -> int:
+        if self.error is None:
+            try:
+                return self.stream.write(text)
+            except OSError as e:
+                self._failed(e)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.error is None:
+            try:
+                self.stream.flush()
+            except OSError as e:
+                self._failed(e)
+
+    def _failed(self, error: OSError) -> None:
+        self.error = error
+        _discard_output(self.stream)
+
+    def __getattr__(self, name: str):  # isatty, fileno, encoding ... of the stream itself
+        return getattr(self.stream, name)
+
+
+def _discard_output(stream=None) -> None:
+    """Send what is left of standard output nowhere, so that exiting does not fail on it again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, (stream or sys.stdout).fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 
 
 def _error(message: str) -> None:
-    print(f"kraftcheck: error: {visible(message)}", file=sys.stderr)  # control characters of any input escaped
+    message = visible(message)  # control characters and bidirectional overrides of any input escaped
+    if len(message) > MAX_ERROR_LENGTH:
+        message = f"{message[:MAX_ERROR_LENGTH]}... ({len(message) - MAX_ERROR_LENGTH:,} more characters)"
+    try:
+        print(f"kraftcheck: error: {message}", file=sys.stderr, flush=True)
+    except OSError:
+        pass  # stderr itself is gone: the exit code still tells
+
+
+def _model_failure(e: BaseException) -> str:
+    """What the model's code did, with the file and line where it happened."""
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    if isinstance(e, SystemExit):
+        return f"the model called sys.exit({e.code!r}){where}"
+    return f"the model raised {type(e).__name__}: {e}{where}"
 
 
 def _model_failed(e: BaseException) -> int:
-    where = traceback.extract_tb(e.__traceback__)[-1]
-    _error(f"the model raised {type(e).__name__}: {e} ({Path(where.filename).name}:{where.lineno})")
+    if isinstance(e, MemoryError):
+        states = getattr(e, "distinct_states", None)
+        after = f" after {states:,} distinct states" if states else ""
+        _error(f"out of memory{after}: bound the search with --max-states N or --max-depth N, or run it with "
+               "--engine spark, whose visited states are spread over the executors")
+    else:
+        _error(_model_failure(e))
     return EXIT_MODEL_FAILED
 
 
@@ -139,15 +250,17 @@ def run_check(args) -> int:
     model = build_model(config)
     options = _search_options(config, args)
     trace_dir = Path(args.trace_dir or DEFAULT_TRACE_DIR)
+    check_outputs(model, config, trace_dir, args.json)
     out = sys.stdout
     if not args.quiet:
         print(f"checking {config.model} with {config.source or 'no config file'} ({args.engine} engine)", file=out)
-    reporter = progress_reporter(args.quiet)
+    # sys.stderr as it is now (os.devnull when closed from the start), not as it was at import
+    reporter = progress_reporter(args.quiet, sys.stderr)
     try:
         result = run_engine(args, config, model, options, reporter)
-    except (KeyboardInterrupt, NondeterministicModel, ConfigError):
+    except (KeyboardInterrupt, ModelProtocolError, ConfigError):
         raise
-    except Exception as e:  # the model's own code failed: say where, briefly
+    except (Exception, SystemExit) as e:  # the model's own code failed: say where, briefly
         return _model_failed(e)
     finally:
         if reporter is not None:
@@ -155,22 +268,89 @@ def run_check(args) -> int:
     # an interruption while the results are written reports the whole search
     note_figures(Figures(result.distinct_states, result.generated_states, result.depth, result.elapsed_s,
                          result.verdict))
-    trace_paths = write_traces(model, config, result, trace_dir)
-    report(model, result, trace_paths, quiet=args.quiet, out=out)
+    # The verdict stands from here on: what cannot be written is said on stderr, and the exit
+    # code stays the verdict's.
+    trace_paths = write_traces(model, config, result, trace_dir, picture=not args.no_picture)
     if args.json:
-        from kraftcheck.traces.itf import write_json_atomically
-
-        try:
-            write_json_atomically(args.json, json_summary(result, config, options, trace_paths))
-        except OSError as e:
-            raise ConfigError(f"cannot write the summary to {args.json}: {e.strerror}") from None
+        write_summary(args.json, json_summary(result, config, options, trace_paths))
+    report(model, result, trace_paths, quiet=args.quiet, out=out)
     return result.exit_code
+
+
+def check_outputs(model, config: CheckConfig, trace_dir: Path, summary: str | None) -> None:
+    """Bad input, before the search starts, when its results could not be written: the trace
+    directory or the summary's path is not writable, or a trace's name would be too long."""
+    problem = _unwritable(trace_dir, directory=True)
+    if problem:
+        raise ConfigError(f"cannot write traces to {trace_dir}: {problem}")
+    if summary is not None:
+        problem = _unwritable(Path(summary), directory=False)
+        if problem:
+            raise ConfigError(f"cannot write the summary to {summary}: {problem}")
+    try:
+        names = [*model.invariants, *(getattr(model, "action_invariants", None) or {}), DEADLOCK_NAME]
+    except Exception:
+        return  # the search says what is wrong with the model
+    longest = max((trace_file_name(config, str(name)) for name in names), key=lambda n: len(os.fsencode(n)))
+    if len(os.fsencode(longest)) + TEMPORARY_NAME_EXTRA > MAX_FILE_NAME:
+        raise ConfigError(f"cannot write traces to {trace_dir}: the name {longest[:60]}... would be longer than "
+                          f"{MAX_FILE_NAME - TEMPORARY_NAME_EXTRA} bytes (rename the config file)")
+
+
+def _unwritable(path: Path, *, directory: bool) -> str | None:
+    """Why ``path`` (a directory to write files in, or a file to write) cannot be written, or None.
+
+    A missing directory is created when the first file is written: its nearest existing
+    ancestor must then let it be.  A file is replaced in its directory (through a symbolic
+    link, in the link's target's), except one that is not a regular file (``/dev/stdout``, a
+    named pipe), which is written in place."""
+    path = Path(os.path.abspath(path))
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        return e.strerror or str(e)
+    if mode is not None:
+        if directory:
+            return _can_create_in(path) if stat.S_ISDIR(mode) else os.strerror(errno.ENOTDIR)
+        if stat.S_ISDIR(mode):
+            return os.strerror(errno.EISDIR)
+        if not stat.S_ISREG(mode):
+            return None if os.access(path, os.W_OK) else os.strerror(errno.EACCES)
+    if not directory:
+        path = Path(os.path.realpath(path)).parent
+    while True:
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            if path == path.parent:
+                return os.strerror(errno.ENOENT)
+            path = path.parent
+            continue
+        except OSError as e:
+            return e.strerror or str(e)
+        return _can_create_in(path) if stat.S_ISDIR(mode) else os.strerror(errno.ENOTDIR)
+
+
+def _can_create_in(directory: Path) -> str | None:
+    """Why files cannot be created in an existing directory, or None."""
+    if os.access(directory, os.W_OK | os.X_OK):
+        return None
+    try:
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            return os.strerror(errno.EROFS)
+    except OSError:
+        pass
+    return os.strerror(errno.EACCES)
 
 
 def run_engine(args, config: CheckConfig, model, options: dict[str, Any], reporter) -> Result:
     """Run the chosen engine; both return the same Result."""
     if args.engine == "spark":
         from .spark import explore_spark
+
+        initial_states(model)  # the local engine checks them itself
 
         return explore_spark(config, master=args.spark_master, progress=reporter, **options)
     return explore(model, progress=reporter, **options)
@@ -186,22 +366,67 @@ def _search_options(config: CheckConfig, args) -> dict[str, Any]:
     }
 
 
-def write_traces(model, config: CheckConfig, result: Result, trace_dir: Path) -> dict[str, str]:
-    """Write every counterexample as ITF; return invariant name -> path."""
+def trace_file_name(config: CheckConfig, name: str) -> str:
+    """``<config>[,<overrides>]_<name>.itf.json``: the run's label, so that runs of one config
+    with other ``--set`` overrides (another mutant) keep their own traces."""
+    safe_name = re.sub(r"[^\w.=,+-]", "-", name)
+    return f"{config.run_label}_{safe_name}.itf.json"
+
+
+def write_traces(model, config: CheckConfig, result: Result, trace_dir: Path, *, picture: bool = True) -> dict[str, str | None]:
+    """Write every counterexample as ITF; return invariant name -> path (None: not written).
+
+    A trace that cannot be written (the disk, or the model's ``describe`` raising) is one
+    line on stderr; the others are written all the same."""
     from kraftcheck.traces.counterexample import write_counterexample
     from kraftcheck.traces.render import svg_beside
 
     meta = {"model": config.model, "config": config.to_json()}
-    paths = {}
+    paths: dict[str, str | None] = {}
     for cx in result.counterexamples:
-        path = trace_dir / f"{config.label}_{cx.name}.itf.json"
+        path = trace_dir / trace_file_name(config, cx.name)
+        paths[cx.name] = None
         try:
             write_counterexample(path, model, cx, meta)
+        except KeyboardInterrupt:
+            raise
         except OSError as e:
-            raise ConfigError(f"cannot write trace to {path}: {e.strerror}") from None
-        svg_beside(path, model)  # X.svg beside X.itf.json when graphviz's dot is installed
+            _error(f"cannot write trace to {path}: {e.strerror or e}")
+            continue
+        except BaseException as e:  # describe(), describe_action(), or a value ITF cannot hold
+            _error(f"cannot write the trace of {cx.name}: {_unwritable_value(e)}")
+            continue
         paths[cx.name] = str(path)
+        if picture:
+            try:
+                svg_beside(path, model)  # X.svg beside X.itf.json when graphviz's dot is installed
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # svg_beside warns about what it catches; not sys.exit()
+                _error(f"cannot draw {path}: {_model_failure(e)}")
     return paths
+
+
+def _unwritable_value(e: BaseException) -> str:
+    """Why a trace could not be written: a value ITF cannot hold, or the model's code failing."""
+    from kraftcheck.traces import itf
+
+    frames = traceback.extract_tb(e.__traceback__)
+    if isinstance(e, TypeError) and frames and frames[-1].filename == itf.__file__:
+        return f"a state or an action parameter holds a value ITF cannot hold ({e})"
+    return _model_failure(e)
+
+
+def write_summary(path: str, summary: dict) -> None:
+    """Write the ``--json`` summary; one line on stderr when it cannot be."""
+    from kraftcheck.traces.itf import write_json_atomically
+
+    try:
+        write_json_atomically(path, summary)
+    except OSError as e:
+        _error(f"cannot write the summary to {path}: {e.strerror or e}")
+    except (TypeError, ValueError) as e:  # a config value JSON cannot hold
+        _error(f"cannot write the summary to {path}: {e}")
 
 
 def json_summary(result: Result, config: CheckConfig, options: dict, trace_paths: dict[str, str]) -> dict:
@@ -219,19 +444,41 @@ def json_summary(result: Result, config: CheckConfig, options: dict, trace_paths
     return summary
 
 
-def _describe_action(model, action) -> str:
-    if action is None:
-        return "Init"
-    describe_action = getattr(model, "describe_action", None)
-    if describe_action is not None:
-        return describe_action(action)
+def _plain_action_label(action) -> str:
     params = action_params(action)
     return action_name(action) + (f"({', '.join(map(str, params))})" if params else "")
 
 
-def report(model, result: Result, trace_paths: dict[str, str], *, quiet: bool, out) -> None:
+def _action_labeller(model):
+    """A function from action to its label: the model's ``describe_action``, and when that
+    raises, one line on stderr and the plain label for the rest of the report."""
+    describe_action = getattr(model, "describe_action", None)
+    failed = describe_action is None
+
+    def label(action) -> str:
+        nonlocal failed
+        if action is None:
+            return "Init"
+        if not failed:
+            try:
+                return str(describe_action(action))
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:
+                failed = True
+                _error(f"cannot label the steps: {_model_failure(e)}")
+        try:
+            return _plain_action_label(action)
+        except Exception:
+            return repr(action)
+
+    return label
+
+
+def report(model, result: Result, trace_paths: dict[str, str | None], *, quiet: bool, out) -> None:
     from kraftcheck.traces.render import svg_path_for
 
+    describe_action = _action_labeller(model)
     for cx in result.counterexamples:
         what = {
             "invariant": f"invariant {cx.name} is violated",
@@ -241,9 +488,13 @@ def report(model, result: Result, trace_paths: dict[str, str], *, quiet: bool, o
         print(f"error: {what}; shortest trace: {cx.length} states", file=out)
         if not quiet:
             for i, (action, _) in enumerate(cx.trace, start=1):
-                print(f"  {i:>3}  {_describe_action(model, action)}", file=out)
-        print(f"  trace: {trace_paths[cx.name]}", file=out)
-        picture = svg_path_for(trace_paths[cx.name])
+                print(f"  {i:>3}  {describe_action(action)}", file=out)
+        trace_path = trace_paths.get(cx.name)
+        if trace_path is None:
+            print("  trace: not written (the reason is on stderr)", file=out)
+            continue
+        print(f"  trace: {trace_path}", file=out)
+        picture = svg_path_for(trace_path)
         if picture.is_file():
             print(f"  picture: {picture}", file=out)
     if result.stopped_by:
@@ -274,11 +525,17 @@ def report(model, result: Result, trace_paths: dict[str, str], *, quiet: bool, o
 def run_list(args) -> int:
     config = load_config(args.config, args.model, args.overrides)
     model = build_model(config)
-    listing = {
-        "invariants": list(model.invariants) + list(getattr(model, "action_invariants", None) or {}),
-        "actions": list(getattr(model, "actions", None) or []),
-        "mutants": [{"name": n, "description": d} for n, d in (getattr(model, "mutants", None) or {}).items()],
-    }
+    try:
+        listing = {
+            "invariants": [str(n) for n in [*model.invariants, *(getattr(model, "action_invariants", None) or {})]],
+            "actions": [str(n) for n in getattr(model, "actions", None) or []],
+            "mutants": [{"name": str(n), "description": str(d)}
+                        for n, d in (getattr(model, "mutants", None) or {}).items()],
+        }
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # the model's members are its own code (properties, odd types)
+        raise ModelFailed() from e
     if args.json:
         print(json.dumps(listing, indent=1))
         return 0
@@ -295,4 +552,8 @@ def run_list(args) -> int:
 
 
 if __name__ == "__main__":
+    # `python -m` puts the current directory first on sys.path, where a `graphviz.py` would
+    # stand in for the installed module; the console script does not, nor should this.
+    if sys.path and (sys.path[0] == "" or os.path.realpath(sys.path[0]) == os.path.realpath(os.getcwd())):
+        del sys.path[0]
     sys.exit(main())

@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 from xxhash import xxh3_64_intdigest
 
+from .protocol import STATE_TYPES_HINT, ModelProtocolError, state_problem
+
 _MARSHAL_VERSION = 2
 
 
@@ -34,15 +36,25 @@ def fingerprint(state: Any) -> int:
     try:
         return xxh3_64_intdigest(marshal.dumps(tuple(state), _MARSHAL_VERSION))
     except (ValueError, TypeError):
+        pass
+    try:
         return xxh3_64_intdigest(marshal.dumps(plain(state), _MARSHAL_VERSION))
+    except TypeError:
+        problem = state_problem(state) or "a value marshal cannot encode"
+        raise ModelProtocolError(f"a state holds {problem}: {STATE_TYPES_HINT}") from None
 
 
 def plain(value: Any) -> Any:
-    """``value`` with every tuple subclass turned into a plain tuple, ready for marshal."""
+    """``value`` with every tuple subclass turned into a plain tuple and every ``int`` or ``str``
+    subclass (an ``IntEnum``) into its plain value, ready for marshal."""
     if isinstance(value, tuple):
         return tuple(plain(item) for item in value)
-    if value is None or isinstance(value, (int, str, bytes)):
+    kind = type(value)
+    if value is None or kind in (int, bool, str, bytes):
         return value
+    for base in (int, str, bytes):
+        if isinstance(value, base):
+            return base(value)
     raise TypeError(
         f"states must be made of ints, bools, None, strings, bytes and tuples; found {type(value).__name__}: {value!r}"
     )

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
-from .protocol import Action, Model, State
+from .protocol import Action, Model, ModelProtocolError, State
 from .result import DEADLOCK_NAME, Counterexample
 
 Trace = list[tuple[Action | None, State]]
 
 
-class NondeterministicModel(RuntimeError):
+class NondeterministicModel(ModelProtocolError):
     """Re-executing the recorded steps did not lead back to the recorded state."""
 
 

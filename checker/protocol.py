@@ -7,6 +7,7 @@ plain data, so that another process (a Spark executor) can rebuild the same mode
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any, Callable, Hashable, Iterable, Mapping, Protocol, runtime_checkable
 
 State = Hashable
@@ -58,3 +59,77 @@ def action_params(action: Action) -> tuple:
     if isinstance(action, str):
         return ()
     return tuple(action[1:])
+
+
+class ModelProtocolError(RuntimeError):
+    """The model does not keep to the protocol: no initial state, a state of values the engines
+    cannot fingerprint, a predicate that answers neither true nor false, steps that differ from
+    one call to the next.  The CLI prints the message, one line, and exits 1."""
+
+
+#: What states are made of, besides tuples (``NamedTuple`` included); ``bool`` is an ``int``.
+STATE_LEAF_TYPES = (int, str, bytes, type(None))
+#: What to write instead, for the error message.
+STATE_TYPES_HINT = ("states are made of ints, bools, None, strings, bytes and tuples "
+                    "(a set goes in as a sorted tuple, a map as a sorted tuple of pairs)")
+
+_brief = reprlib.Repr()
+_brief.maxstring = _brief.maxother = 60
+
+
+def state_problem(state: Any) -> str | None:
+    """The first value in ``state`` that states cannot hold and where it is, as
+    ``"a list at [1][0] ([2, 3])"``, or None when the state is made of the types states are made of.
+
+    A list or a dict would make equal states differ as soon as they were mutated; a set or a
+    frozenset is fingerprinted in its iteration order, which depends on how it was built."""
+    if _made_of_state_types(state):
+        return None
+    stack: list[tuple[str, Any]] = [("", state)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, tuple):
+            names = getattr(type(value), "_fields", None)
+            if names is not None and len(names) == len(value):
+                parts = [(f"{where}.{name}", item) for name, item in zip(names, value)]
+            else:
+                parts = [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+            stack.extend(reversed(parts))
+        elif not isinstance(value, STATE_LEAF_TYPES):
+            at = f" at {where}" if where else ""
+            return f"a {type(value).__name__}{at} ({_brief.repr(value)})"
+    return None
+
+
+def _made_of_state_types(state: Any) -> bool:
+    """Whether ``state`` is made of the types states are made of: the fast walk, without the
+    paths :func:`state_problem` names."""
+    stack = [state]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        value = pop()
+        kind = type(value)
+        if kind is tuple:
+            push(value)
+        elif kind in _EXACT_LEAF_TYPES:
+            continue
+        elif isinstance(value, tuple):
+            push(value)  # a NamedTuple
+        elif not isinstance(value, STATE_LEAF_TYPES):
+            return False
+    return True
+
+
+_EXACT_LEAF_TYPES = frozenset((int, bool, str, bytes, type(None)))
+
+
+def predicate_holds(kind: str, name: str, verdict: Any) -> bool:
+    """Whether an invariant's (or a step property's) verdict says it holds.
+
+    A false verdict must be a boolean (or an integer): ``None`` is most often a forgotten
+    ``return``, and counting it as a violation would report a bug that is not there."""
+    if verdict:
+        return True
+    if isinstance(verdict, int) or type(verdict).__name__ in ("bool_", "bool"):  # numpy's booleans too
+        return False
+    raise ModelProtocolError(f"{kind} {name} returned {_brief.repr(verdict)}, not True or False")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import reprlib
 from dataclasses import dataclass, fields
 
 #: name -> one-line description of the bug the switch puts back.  Each is caught by the
@@ -71,6 +73,9 @@ class Settings:
 
 
 KNOWN = tuple(f.name for f in fields(Settings))
+#: Largest value of the settings that count events in a run or messages in flight.  The state
+#: space grows exponentially with each: a search with a few of them already runs for hours.
+MAX_COUNT = 100
 
 
 def parse_settings(config: dict | None) -> Settings:
@@ -81,7 +86,7 @@ def parse_settings(config: dict | None) -> Settings:
     config = dict(config or {})
     for key in config:
         if key not in KNOWN:
-            raise ValueError(f"unknown model setting {key!r} (known: {', '.join(KNOWN)})")
+            raise ValueError(f"unknown model setting {reprlib.repr(key)} (known: {', '.join(KNOWN)})")
     values = {}
     defaults = Settings()
     for key, value in config.items():
@@ -105,18 +110,20 @@ def _as_bool(key, value):
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    if isinstance(value, int) and value in (0, 1):
+    if type(value) is int and value in (0, 1):
         return bool(value)
-    raise ValueError(f"model setting {key!r} must be true or false, not {value!r}")
+    raise ValueError(f"model setting {key!r} must be true or false, not {reprlib.repr(value)}")
 
 
 def _as_int(key, value):
-    if isinstance(value, bool):
-        raise ValueError(f"model setting {key!r} must be an integer, not {value!r}")
-    try:
+    """An integer setting takes an integer, or an integer's decimal digits as text (a command
+    line's string): ``1.9``, ``2.0``, ``inf`` or ``1e30`` would be rounded or rejected by
+    ``int()`` out of sight."""
+    if type(value) is int:
+        return value
+    if isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]{1,18}", value.strip()):
         return int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"model setting {key!r} must be an integer, not {value!r}") from None
+    raise ValueError(f"model setting {key!r} must be an integer, not {reprlib.repr(value)}")
 
 
 def _validate(s: Settings) -> None:
@@ -124,20 +131,23 @@ def _validate(s: Settings) -> None:
         if not ok:
             raise ValueError(message)
 
-    need(1 <= s.brokers <= 5, f"model setting 'brokers' must be between 1 and 5, not {s.brokers}")
-    need(1 <= s.dirs_per_broker <= 4, f"model setting 'dirs_per_broker' must be between 1 and 4, not {s.dirs_per_broker}")
-    need(1 <= s.partitions <= 4, f"model setting 'partitions' must be between 1 and 4, not {s.partitions}")
+    r = reprlib.repr
+    need(1 <= s.brokers <= 5, f"model setting 'brokers' must be between 1 and 5, not {r(s.brokers)}")
+    need(1 <= s.dirs_per_broker <= 4, f"model setting 'dirs_per_broker' must be between 1 and 4, not {r(s.dirs_per_broker)}")
+    need(1 <= s.partitions <= 4, f"model setting 'partitions' must be between 1 and 4, not {r(s.partitions)}")
     need(
         1 <= s.replication_factor <= s.brokers,
-        f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {s.replication_factor}",
+        f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {r(s.replication_factor)}",
     )
     for key in ("restarts", "dir_failures", "max_losses", "moves"):
-        need(getattr(s, key) >= 0, f"model setting {key!r} must be at least 0, not {getattr(s, key)}")
-    need(s.max_messages >= 1, f"model setting 'max_messages' must be at least 1, not {s.max_messages}")
+        value = getattr(s, key)
+        need(0 <= value <= MAX_COUNT, f"model setting {key!r} must be between 0 and {MAX_COUNT}, not {reprlib.repr(value)}")
+    need(1 <= s.max_messages <= MAX_COUNT,
+         f"model setting 'max_messages' must be between 1 and {MAX_COUNT}, not {reprlib.repr(s.max_messages)}")
     need(
         0 <= s.legacy_brokers <= s.brokers,
-        f"model setting 'legacy_brokers' must be between 0 and brokers ({s.brokers}), not {s.legacy_brokers}",
+        f"model setting 'legacy_brokers' must be between 0 and brokers ({s.brokers}), not {r(s.legacy_brokers)}",
     )
     need(s.semantics in SEMANTICS, f"model setting 'semantics' must be one of {', '.join(SEMANTICS)}, not {s.semantics!r}")
     if s.mutant != "none" and s.mutant not in MUTANTS:
-        raise ValueError(f"unknown mutant {s.mutant!r} (known: {', '.join(MUTANTS)})")
+        raise ValueError(f"unknown mutant {r(s.mutant)} (known: {', '.join(MUTANTS)})")

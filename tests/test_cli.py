@@ -130,14 +130,14 @@ def test_unknown_check_key(tmp_path):
         f"kraftcheck: error: {config}: unknown [check] key 'speed' (known: model, deadlock, max_states, max_depth)")
 
 
-def test_unwritable_json_keeps_traces(tmp_path):
+def test_unwritable_json_is_refused_before_the_search(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     p = kraftcheck("check", "--model", "tests.models:diehard", "--trace-dir", str(tmp_path / "t"),
                    "--json", str(blocker / "s.json"))
     assert p.returncode == 2
-    assert p.stderr.strip() == f"kraftcheck: error: cannot write the summary to {blocker / 's.json'}: File exists"
-    assert (tmp_path / "t" / "diehard_NotFourGallons.itf.json").is_file()
+    assert p.stderr.strip() == f"kraftcheck: error: cannot write the summary to {blocker / 's.json'}: Not a directory"
+    assert p.stdout == "" and not (tmp_path / "t").exists()
 
 
 def test_a_violated_step_property_exits_13_as_in_tlc(tmp_path):

@@ -80,7 +80,7 @@ def test_a_trace_that_stops_short_of_the_violation_is_rejected(capsys, diehard_t
 def test_a_parameter_that_is_not_enabled(capsys, tmp_path):
     p = kraftcheck("check", "--model", "tests.models:countdown", "--set", "start=3", "--trace-dir", tmp_path, "--quiet")
     assert p.returncode == 11
-    path = tmp_path / "countdown_Deadlock.itf.json"
+    path = tmp_path / "countdown,start=3_Deadlock.itf.json"
     code, out, _ = run(capsys, "trace", "replay", path, "--model", "tests.models:countdown")
     assert (code, out) == (0, "valid: 4 states, every step a legal transition of tests.models:countdown; "
                               "state 3 is a deadlock\n")
@@ -101,7 +101,7 @@ def test_a_parameter_that_is_not_enabled(capsys, tmp_path):
 def test_settings_come_from_the_trace(capsys, tmp_path):
     p = kraftcheck("check", "--model", "tests.models:diehard", "--set", "goal=3", "--trace-dir", tmp_path, "--quiet")
     assert p.returncode == 12
-    path = tmp_path / "diehard_NotFourGallons.itf.json"
+    path = tmp_path / "diehard,goal=3_NotFourGallons.itf.json"
     code, out, _ = run(capsys, "trace", "replay", path, *DIEHARD)
     assert (code, out) == (0, "valid: 3 states, every step a legal transition of tests.models:diehard; "
                               "state 2 violates NotFourGallons\n")
@@ -171,7 +171,7 @@ def test_every_trace_of_every_mutant_replays(capsys, mutant_traces, mutant):
 
 
 def test_an_edited_kafka_trace_is_rejected(capsys, mutant_traces, tmp_path):
-    path = mutant_traces["skip_epoch_check"] / "epochgate_StaleEpochChangesNothing.itf.json"
+    path = mutant_traces["skip_epoch_check"] / "epochgate,mutant=skip_epoch_check_StaleEpochChangesNothing.itf.json"
     document = json.loads(path.read_text())
     assert document["states"][1]["#meta"] == {
         "index": 1, "action": "BrokerStarts", "params": [0, {"#tup": []}], "label": "BrokerStarts(b0)"}

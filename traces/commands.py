@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from kraftcheck.checker.config import ConfigError
+from kraftcheck.checker.config import ConfigError, ModelFailed
+from kraftcheck.checker.protocol import ModelProtocolError
 
 #: Exit code of ``trace replay`` when the trace is not a run of the model.
 EXIT_INVALID_TRACE = 1
@@ -99,10 +100,6 @@ def lenient_stdout() -> None:
         reconfigure(errors="backslashreplace")
 
 
-class ModelFailed(Exception):
-    """The model's own code (its steps, invariants or picture) raised; the CLI says where, exit 1."""
-
-
 def model_code(function, *args, **kwargs):
     """Call ``function``, which runs the model's code: its exceptions become :class:`ModelFailed`."""
     from .itf import TraceFormatError
@@ -110,7 +107,7 @@ def model_code(function, *args, **kwargs):
 
     try:
         return function(*args, **kwargs)
-    except (KeyboardInterrupt, ConfigError, TraceFormatError, ReplayFailed):
+    except (KeyboardInterrupt, ConfigError, TraceFormatError, ReplayFailed, ModelProtocolError):
         raise
     except Exception as e:
         raise ModelFailed() from e

@@ -17,8 +17,9 @@ from typing import Any
 
 import networkx as nx
 
+from kraftcheck.checker.bfs import check_state_types, initial_states
 from kraftcheck.checker.config import ConfigError
-from kraftcheck.checker.protocol import action_name, action_params
+from kraftcheck.checker.protocol import action_name, action_params, predicate_holds
 
 from .counterexample import state_variables
 from .render import BAD, escape, render_graph
@@ -66,13 +67,13 @@ def explore_graph(model: Any, max_nodes: int = DEFAULT_MAX_NODES, label: str = "
         index[key] = len(states)
         states.append(state)
         graph.add_node(index[key])
-        broken = [name for name, holds in invariants.items() if not holds(state)]
+        broken = [name for name, holds in invariants.items() if not predicate_holds("invariant", name, holds(state))]
         if broken:
             result.violations[index[key]] = broken
         return index[key], True
 
     frontier: deque[int] = deque()
-    for state in model.init_states():
+    for state in initial_states(model):
         n, new = node(state)
         if new:
             frontier.append(n)
@@ -81,12 +82,15 @@ def explore_graph(model: Any, max_nodes: int = DEFAULT_MAX_NODES, label: str = "
     while frontier:
         source = frontier.popleft()
         for action, successor in model.successors(states[source]):
+            # every state, not only the first ones as the engines do: a state graph is tiny
+            check_state_types(successor, getattr(model, "canonical", None), f"the state {_action_label(action)} led to")
             target, new = node(successor)
             if new:
                 frontier.append(target)
             key = _action_label(action)
             graph.add_edge(source, target, key=key)
-            broken = [name for name, holds in step_properties.items() if not holds(states[source], action, successor)]
+            broken = [name for name, holds in step_properties.items()
+                      if not predicate_holds("step property", name, holds(states[source], action, successor))]
             if broken:
                 result.step_violations[(source, target, key)] = broken
     return result

@@ -169,15 +169,40 @@ def trace_document(
 
 
 def write_json_atomically(path: str | os.PathLike, document: Any) -> Path:
-    """Write JSON so that a reader never sees a half-written file, and a failure leaves the old one."""
+    """Write JSON so that a reader never sees a half-written file, and a failure leaves the old one.
+
+    The document goes to a temporary file in the target's directory, renamed over the target.
+    A symbolic link is written through: its target is replaced and the link stays.  A path
+    that is not a regular file (``/dev/stdout``, a named pipe) is written in place.  A new file
+    gets the permissions the umask leaves (as ``open`` gives them); a replaced file keeps its own.
+    """
+    import stat
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
+        existing = os.stat(path)
+    except FileNotFoundError:
+        existing = None
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        with open(path, "w", encoding="utf-8") as out:  # IsADirectoryError for a directory
             json.dump(document, out, indent=1, ensure_ascii=False)
             out.write("\n")
-        os.replace(tmp, path)
+        return path
+    target = Path(os.path.realpath(path))
+    if existing is not None:
+        mode = stat.S_IMODE(existing.st_mode)
+    else:
+        umask = os.umask(0o077)  # read by setting it; set back at once
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), mode)
+            json.dump(document, out, indent=1, ensure_ascii=False)
+            out.write("\n")
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
