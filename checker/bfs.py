@@ -288,6 +288,15 @@ class _Search:
             self.type_checks_left -= len(checked)
             for state, action in zip(checked, new_actions):
                 check_state_types(state, self.canonical, f"the state {_action_text(action)} led to")
+        # Past those, every new state is hashed (0.3 us a state on the Kafka model): a list, a
+        # dict or a set anywhere in it cannot be, and the full check then names it.
+        try:
+            for state in next_frontier:
+                hash(state)
+        except TypeError:
+            for state, action in zip(next_frontier, new_actions):
+                check_state_types(state, self.canonical, f"the state {_action_text(action)} led to")
+            raise
         return next_frontier
 
     def _probe(self, frontier: list[State]):

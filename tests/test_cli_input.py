@@ -471,6 +471,15 @@ def test_states_of_other_types_are_rejected_where_they_first_appear(tmp_path, ki
     assert (p.returncode, error_line(p)) == (1, message)
 
 
+@pytest.mark.parametrize("kind, shown", [
+    ("list", "a list at [1] ([1500])"), ("set", "a set at [1] ({1500})"), ("dict", "a dict at [1] ({1500: 1500})")])
+def test_an_unhashable_value_past_the_checked_states_is_found_where_it_appears(kind, shown):
+    """Past the first 1,000 states the local engine hashes each new one."""
+    p = kraftcheck("check", "--model", "tests.broken_models:badly_typed_states", "--set", f"kind={kind}",
+                   "--set", "at=1500", "--set", "limit=2000", "--quiet")
+    assert (p.returncode, error_line(p)) == (1, f"kraftcheck: error: the state Tick(1500) led to holds {shown}: {HINT}")
+
+
 def test_a_set_in_an_initial_state(tmp_path):
     (tmp_path / "sets.py").write_text(
         "class M:\n"
