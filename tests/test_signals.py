@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import default_stopping_signals
 from tests.spark_helpers import alive, descendants
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,7 +35,8 @@ def start(*args, env=None, **streams) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "kraftcheck.checker.cli", "check", "--model", "tests.models:slow", *args],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})}, start_new_session=True,
-        **({"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True} | streams),
+        **({"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True,
+            "preexec_fn": default_stopping_signals} | streams),
     )
 
 
@@ -197,6 +199,7 @@ def test_a_signal_while_trace_render_draws_stops_dot(tmp_path, stalling_dot):
     process = subprocess.Popen(
         [sys.executable, "-m", "kraftcheck.checker.cli", "trace", "render", str(trace), "--model", "tests.models:slow", "-o", str(picture)],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **stalling_dot}, start_new_session=True,
+        preexec_fn=default_stopping_signals,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     [dot] = wait_for(lambda: {pid for pid in descendants(process.pid) if _command(pid).startswith("sleep 600")},
                      "dot", process)
@@ -212,7 +215,7 @@ def test_sighup_under_nohup_is_ignored(tmp_path):
     # nohup's way: SIGHUP ignored before the command starts
     process = start("--set", "limit=60", "--set", "step_ms=20", "--set", f"ready={ready}",
                     "--trace-dir", str(tmp_path / "out"), "--quiet",
-                    preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+                    preexec_fn=lambda: (default_stopping_signals(), signal.signal(signal.SIGHUP, signal.SIG_IGN)))
     wait_for(ready.exists, "the search's third level", process)
     process.send_signal(signal.SIGHUP)
     returncode, out, err = finish(process)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import default_stopping_signals
 from tests.spark_helpers import REPO, alive, descendants, free_port, loopback_env
 
 pytestmark = pytest.mark.slow
@@ -129,7 +130,7 @@ def test_a_signal_stops_the_job_prints_the_figures_and_leaves_no_process(tmp_pat
          "--set", "n=6", "--set", "limit=6", "--engine", "spark", "--spark-master", "local[2]",
          "--trace-dir", str(tmp_path)],
         cwd=REPO, env=loopback_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=default_stopping_signals,
     )
     levels = threading.Event()
     err: list[str] = []
@@ -197,7 +198,7 @@ def test_a_signal_while_spark_starts_leaves_no_process(tmp_path):
         [sys.executable, "-m", "kraftcheck.checker.cli", "check", "--model", "tests.models:diehard",
          "--engine", "spark", "--spark-master", "local[1]", "--trace-dir", str(tmp_path)],
         cwd=REPO, env=loopback_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=default_stopping_signals,
     )
     try:
         # spark-submit's launcher, then the JVM: each takes seconds before the session exists
