@@ -191,25 +191,15 @@ def tlc_command(
     return command + ["-config", config, module]
 
 
-def run_tlc(
-    module: Path,
-    cfg_text: str,
-    *,
-    workers: int = 1,
-    check_deadlock: bool = True,
-    coverage: bool = False,
-    keep_going: bool = False,
-    java_options: tuple[str, ...] = ("-XX:+UseParallelGC",),
-    timeout: float | None = None,
-) -> TlcRun:
+def run_tlc(module: Path, cfg_text: str, *, timeout: float | None = None, **options) -> TlcRun:
     """Run TLC on ``module`` with a config given as text, in a temporary copy of the module's
-    folder (TLC writes its state files beside the module), and parse what it prints."""
-    command_jar = find_jar()
+    folder (TLC writes its state files beside the module), and parse what it prints.
+    ``options`` are :func:`tlc_command`'s."""
+    jar = find_jar()  # before the copy: a missing jar is said first
     with tempfile.TemporaryDirectory(prefix="tlc-") as work:
         for tla in module.parent.glob("*.tla"):
             shutil.copy(tla, work)
         Path(work, "MC.cfg").write_text(cfg_text)
-        command = tlc_command(module.name, "MC.cfg", workers=workers, check_deadlock=check_deadlock,
-                              coverage=coverage, keep_going=keep_going, java_options=java_options, jar=command_jar)
+        command = tlc_command(module.name, "MC.cfg", jar=jar, **options)
         done = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=timeout)
     return parse_output(done.stdout + done.stderr, module.read_text(), done.returncode)

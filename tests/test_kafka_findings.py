@@ -78,6 +78,17 @@ def violation(result, name):
     return next(v for v in result.violations if v.name == name)
 
 
+#: How every trace below begins: broker 0 starts, registers and is unfenced by its first heartbeat.
+REGISTERED_AND_UNFENCED = [
+    "BrokerStarts(b0)",
+    "BrokerSendsRegistration(b0)",
+    "ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1']))",
+    "BrokerReceivesRegistrationResponse(RegisterResponse(b0, epoch 1, ok))",
+    "BrokerSendsHeartbeat(b0)",
+    "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+]
+
+
 def labels(model, trace) -> list[str]:
     return [model.describe_action(action) for action, _ in trace[1:]]
 
@@ -100,12 +111,7 @@ def test_finding_1_shortest_trace_unfences_onto_the_failed_directory():
     model = make_model(settings())
     trace = violation(check(), "LeaderOnOnlineDir").trace
     assert labels(model, trace) == [
-        "BrokerStarts(b0)",
-        "BrokerSendsRegistration(b0)",
-        "ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1']))",
-        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, epoch 1, ok))",
-        "BrokerSendsHeartbeat(b0)",
-        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+        *REGISTERED_AND_UNFENCED,
         "ControllerCreatesPartition(p0)",
         "BrokerConsumesMetadata(b0, p0)",
         "BrokerFailsDir(b0, slot 0)",
@@ -128,12 +134,7 @@ def test_finding_2_shortest_trace_unfences_with_a_replica_unassigned():
     model = make_model(settings())
     trace = violation(check(), "FencedUntilAssigned").trace
     assert labels(model, trace) == [
-        "BrokerStarts(b0)",
-        "BrokerSendsRegistration(b0)",
-        "ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1']))",
-        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, epoch 1, ok))",
-        "BrokerSendsHeartbeat(b0)",
-        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+        *REGISTERED_AND_UNFENCED,
         "BrokerSendsHeartbeat(b0)",
         "BrokerCrashes(b0)",
         "ControllerCreatesPartition(p0)",
@@ -168,12 +169,7 @@ def test_after_a_restart_with_no_heartbeat_outliving_its_broker():
         ("LeaderOnOnlineDir", 19), ("IsrOnOnlineDirs", 19), ("AcknowledgedFailureLeadsNothing", 18),
         ("FencedUntilAssigned", 15)]
     assert labels(model, violation(result, "LeaderOnOnlineDir").trace) == [
-        "BrokerStarts(b0)",
-        "BrokerSendsRegistration(b0)",
-        "ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1']))",
-        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, epoch 1, ok))",
-        "BrokerSendsHeartbeat(b0)",
-        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+        *REGISTERED_AND_UNFENCED,
         "BrokerCrashes(b0)",
         "BrokerStarts(b0)",
         "BrokerSendsRegistration(b0)",
@@ -190,12 +186,7 @@ def test_after_a_restart_with_no_heartbeat_outliving_its_broker():
     # Finding 2's consequence: unfenced with p0 UNASSIGNED, broker 0 is elected leader of a replica
     # whose log is on dir-0, a failure the controller has just acknowledged.
     assert labels(model, violation(result, "AcknowledgedFailureLeadsNothing").trace) == [
-        "BrokerStarts(b0)",
-        "BrokerSendsRegistration(b0)",
-        "ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1']))",
-        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, epoch 1, ok))",
-        "BrokerSendsHeartbeat(b0)",
-        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+        *REGISTERED_AND_UNFENCED,
         "ControllerCreatesPartition(p0)",
         "BrokerConsumesMetadata(b0, p0)",
         "BrokerCrashes(b0)",
