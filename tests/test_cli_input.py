@@ -2,6 +2,7 @@
 code, never a traceback, no code run that the user did not name, nothing computed lost."""
 
 import json
+import contextlib
 import os
 import shutil
 import stat
@@ -377,6 +378,24 @@ def _as_nobody():
     return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
+@contextlib.contextmanager
+def _reachable_by_others(path: Path):
+    """Let other users read and pass through every folder down to ``path`` while the block runs
+    (a clone made with ``mktemp -d`` is a folder only its owner may enter), then put the modes
+    back."""
+    changed = []
+    for folder in [path, *path.parents]:
+        mode = folder.stat().st_mode
+        if mode & (stat.S_IROTH | stat.S_IXOTH) != stat.S_IROTH | stat.S_IXOTH:
+            folder.chmod(stat.S_IMODE(mode) | stat.S_IROTH | stat.S_IXOTH)
+            changed.append((folder, stat.S_IMODE(mode)))
+    try:
+        yield
+    finally:
+        for folder, mode in changed:
+            folder.chmod(mode)
+
+
 def test_a_read_only_trace_dir_or_summary_is_refused_before_the_search():
     root = Path(tempfile.mkdtemp(prefix="kraftcheck-read-only-"))
     try:
@@ -390,10 +409,11 @@ def test_a_read_only_trace_dir_or_summary_is_refused_before_the_search():
              f"cannot write the summary to {root / 'ro' / 's.json'}: Permission denied"),
         ]
         for options, message in cases:
-            p = subprocess.run(
-                [*_as_nobody(), sys.executable, "-m", "kraftcheck.checker.cli", "check", "--model",
-                 "tests.models:diehard", *map(str, options)],
-                capture_output=True, text=True, cwd=root, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})
+            with _reachable_by_others(REPO), _reachable_by_others(Path(sys.prefix)):
+                p = subprocess.run(
+                    [*_as_nobody(), sys.executable, "-m", "kraftcheck.checker.cli", "check", "--model",
+                     "tests.models:diehard", *map(str, options)],
+                    capture_output=True, text=True, cwd=root, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})
             assert (p.returncode, error_line(p)) == (2, f"kraftcheck: error: {message}")
             assert p.stdout == ""
     finally:
