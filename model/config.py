@@ -35,11 +35,20 @@ MUTANTS = {
     "unfence_without_election": "unfencing a broker does not elect leaders for leaderless partitions",
     "accept_older_registration": "the controller accepts a registration carrying an older broker epoch "
     "than the registered one",
+    "reregistration_new_epoch": "re-registering the same incarnation gives the broker a new broker epoch "
+    "(KAFKA-16952)",
+    "reregistration_fences": "re-registering the same incarnation writes a RegisterBrokerRecord with the "
+    "record's default flags, so a running, unfenced broker comes out fenced (KAFKA-16757)",
+    "jbod_below_3_7_iv2": "a broker with several log directories starts below metadata version 3.7-IV2, "
+    "where the controller ignores its directory failures (KAFKA-16606)",
 }
 
 
 #: The readings of KIP-858 the model can follow: Kafka's controller code, or the KIP's text.
 SEMANTICS = ("code", "kip")
+#: The metadata versions the model tells apart: below IBP_3_7_IV2 (no directory assignment), and
+#: IBP_3_7_IV2 (KIP-858 in force).
+METADATA_VERSIONS = ("3.6-IV2", "3.7-IV2")
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,10 @@ class Settings:
     #: where KIP-858's text and Kafka's controller code differ, which one the model follows:
     #: "code" (the default) or "kip" (spec/README.md lists the differences)
     semantics: str = "code"
+    #: the cluster's metadata.version at the start: "3.7-IV2" or "3.6-IV2" (below it)
+    metadata_version: str = "3.7-IV2"
+    #: an operator may upgrade the metadata version to 3.7-IV2 during the run
+    metadata_upgrade: bool = False
     mutant: str = "none"
 
 
@@ -95,7 +108,7 @@ def parse_settings(config: dict | None) -> Settings:
             value = _as_bool(key, value)
         elif isinstance(default, int):
             value = _as_int(key, value)
-        elif key == "semantics":
+        elif key in ("semantics", "metadata_version"):
             value = str(value)
         else:
             value = "none" if value in (None, "", False) else str(value)
@@ -149,5 +162,9 @@ def _validate(s: Settings) -> None:
         f"model setting 'legacy_brokers' must be between 0 and brokers ({s.brokers}), not {r(s.legacy_brokers)}",
     )
     need(s.semantics in SEMANTICS, f"model setting 'semantics' must be one of {', '.join(SEMANTICS)}, not {s.semantics!r}")
+    need(
+        s.metadata_version in METADATA_VERSIONS,
+        f"model setting 'metadata_version' must be one of {', '.join(METADATA_VERSIONS)}, not {s.metadata_version!r}",
+    )
     if s.mutant != "none" and s.mutant not in MUTANTS:
         raise ValueError(f"unknown mutant {r(s.mutant)} (known: {', '.join(MUTANTS)})")

@@ -20,7 +20,7 @@ from .uuids import FIRST_REAL, LOST, MIGRATING, RESERVED, RESERVED3, UNASSIGNED,
 # ---------------------------------------------------------------------------------------------
 VARIABLES = (
     "brokerStatus",  # broker -> OFF | STARTING (registration not yet answered) | RUNNING
-    "incarnation",  # broker -> number of starts so far; also the broker epoch of that incarnation
+    "incarnation",  # broker -> number of starts so far: the incarnation ID of the running process
     "dirIds",  # broker -> slot -> directory UUID in the slot's meta.properties
     "dirState",  # broker -> slot -> HEALTHY | FAILED | FAILED_ACKED
     "logs",  # broker -> slot -> sorted partitions whose (main) log is on that disk
@@ -35,6 +35,9 @@ VARIABLES = (
     "dirFailures",  # directory failures so far
     "lostMessages",  # messages lost so far
     "movesStarted",  # replica moves between directories started so far
+    "knownEpoch",  # broker -> the broker epoch its registration response gave it (0: none yet)
+    "registeredIncarnation",  # controller: broker -> incarnation ID of its registration (0: none)
+    "metadataVersion",  # controller: 0 below 3.7-IV2 (no directory assignment), 1 at or above
 )
 (
     STATUS,
@@ -53,7 +56,15 @@ VARIABLES = (
     DIR_FAILURES,
     LOST_MESSAGES,
     MOVES_STARTED,
+    KNOWN_EPOCH,
+    REGISTERED_INCARNATION,
+    METADATA_VERSION,
 ) = range(len(VARIABLES))
+
+# metadata.version: below IBP_3_7_IV2 brokers register no directories and nothing is assigned
+# (MetadataVersion.isDirectoryAssignmentSupported); at or above it KIP-858 is in force.
+MV_3_6, MV_3_7_IV2 = 0, 1
+METADATA_VERSION_NAMES = ("3.6-IV2", "3.7-IV2")
 
 OFF, STARTING, RUNNING = 0, 1, 2
 STATUS_NAMES = ("OFF", "STARTING", "RUNNING")
@@ -77,11 +88,13 @@ LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH = range(5)
 # each record is computed from the state the records before it left.
 PARTITION_CHANGE = "PartitionChange"  # <<kind, p, leader or NO_LEADER_CHANGE, isr or None, dirs or None>>
 REGISTRATION_CHANGE = "BrokerRegistrationChange"  # <<kind, b, fenced (True, False or None), logDirs or None>>
+REGISTER_BROKER = "RegisterBroker"  # <<kind, b, incarnation ID, broker epoch, fenced, logDirs>>
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves it alone (Kafka's -2)
 
-# Messages: a tuple whose first item is its kind, then the sender broker and its broker epoch.
-REGISTER = 1  # <<REGISTER, b, epoch, dirs>>                    BrokerRegistrationRequest
-REGISTER_RESPONSE = 2  # <<REGISTER_RESPONSE, b, epoch, ok>>
+# Messages: a tuple whose first item is its kind, then the sender broker and its broker epoch
+# (for a registration and its response, the incarnation ID the request carries instead).
+REGISTER = 1  # <<REGISTER, b, incarnation, dirs>>              BrokerRegistrationRequest
+REGISTER_RESPONSE = 2  # <<REGISTER_RESPONSE, b, incarnation, epoch>> epoch 0: an error
 HEARTBEAT = 3  # <<HEARTBEAT, b, epoch, offlineDirs>>            BrokerHeartbeatRequest
 HEARTBEAT_RESPONSE = 4  # <<HEARTBEAT_RESPONSE, b, epoch, offlineDirs>> acknowledges offlineDirs
 ASSIGN = 5  # <<ASSIGN, b, epoch, p, dir>>                       AssignReplicasToDirs
@@ -102,6 +115,7 @@ EPOCH_GATED = (HEARTBEAT, ASSIGN, ALTER_REPLICA_STATE)
 ACTIONS = (
     "BrokerStarts",
     "BrokerSendsRegistration",
+    "BrokerRefreshesRegistration",
     "BrokerReceivesRegistrationResponse",
     "BrokerCrashes",
     "BrokerFailsDir",
@@ -115,12 +129,15 @@ ACTIONS = (
     "BrokerFutureCaughtUp",
     "BrokerSendsAlterReplicaState",
     "ControllerHandlesRegistration",
+    "ControllerHandlesRegistrationAfterSessionTimeout",
     "ControllerHandlesHeartbeat",
+    "ControllerTimesOutHeartbeat",
     "ControllerFencesExpiredBroker",
     "ControllerHandlesAssignment",
     "ControllerHandlesAlterReplicaState",
     "ControllerCreatesPartition",
     "AdminElectsDesignatedLeader",
+    "AdminUpgradesMetadataVersion",
     "NetworkLosesMessage",
 )
 
@@ -156,7 +173,8 @@ class KRaftJBOD:
         self.mutants = dict(MUTANTS)
         # The variables that few steps change: one of them changes in 13.7% of the default
         # config's transitions (``locality`` in checker/protocol.py).
-        self.locality = (INCARNATION, DIR_STATE, LOGS, BROKER_EPOCH, ONLINE_DIRS)
+        self.locality = (INCARNATION, DIR_STATE, LOGS, BROKER_EPOCH, ONLINE_DIRS, REGISTERED_INCARNATION, METADATA_VERSION)
+        self.code = st.semantics == "code"
         self.invariants = {
             "LeaderOnOnlineDir": self.LeaderOnOnlineDir,
             "FencedBrokerLeadsNothing": self.FencedBrokerLeadsNothing,
@@ -179,6 +197,7 @@ class KRaftJBOD:
             "UpdatesOnlyOfflinePartitions": self.UpdatesOnlyOfflinePartitions,
             "FencedUntilAssigned": self.FencedUntilAssigned,
             "DesignatedElectionSafe": self.DesignatedElectionSafe,
+            "BrokerEpochOnlyForNewIncarnation": self.BrokerEpochOnlyForNewIncarnation,
         }
 
     # -----------------------------------------------------------------------------------------
@@ -206,6 +225,9 @@ class KRaftJBOD:
             0,
             0,
             0,
+            (0,) * nb,
+            (0,) * nb,
+            MV_3_6 if st.metadata_version == "3.6-IV2" else MV_3_7_IV2,
         )
 
     # -----------------------------------------------------------------------------------------
@@ -238,6 +260,15 @@ class KRaftJBOD:
     def registered(self, s, b) -> bool:
         return s[BROKER_EPOCH][b] > 0
 
+    @staticmethod
+    def assignment_supported(s) -> bool:
+        """MetadataVersion.isDirectoryAssignmentSupported: 3.7-IV2 or later."""
+        return s[METADATA_VERSION] == MV_3_7_IV2
+
+    def alive(self, s, b) -> bool:
+        """The registered incarnation is the broker's running process (it heartbeats)."""
+        return s[STATUS][b] == RUNNING and s[INCARNATION][b] == s[REGISTERED_INCARNATION][b]
+
     def dir_online_in_metadata(self, s, b, directory) -> bool:
         """DirectoryId.isOnline against the controller's registration (unregistered: offline)."""
         return self.registered(s, b) and is_online(directory, s[ONLINE_DIRS][b])
@@ -255,9 +286,10 @@ class KRaftJBOD:
         return self.registered(s, b) and not s[FENCED][b] and self._controller_thinks_online(s, b, directory)
 
     def default_dir(self, s, b):
-        """ClusterDescriber.defaultDir: where a new replica goes before the broker says."""
+        """ClusterDescriber.defaultDir: where a new replica goes before the broker says (MIGRATING
+        below 3.7-IV2)."""
         dirs = s[ONLINE_DIRS][b]
-        if not dirs:
+        if not dirs or not self.assignment_supported(s):
             return MIGRATING
         if len(dirs) == 1:
             return dirs[0]
@@ -305,6 +337,17 @@ class KRaftJBOD:
         for record in records:
             if record[0] == PARTITION_CHANGE:
                 s = self._with(s, partition=_set(s[PARTITION], record[1], self.merged(s[PARTITION][record[1]], record)))
+            elif record[0] == REGISTER_BROKER:
+                # ClusterControlManager.replay(RegisterBrokerRecord): the registration is replaced
+                # whole, logDirs included (none below 3.7-IV2).
+                _, b, incarnation_id, epoch, fenced, log_dirs = record
+                s = self._with(
+                    s,
+                    brokerEpoch=_set(s[BROKER_EPOCH], b, epoch),
+                    registeredIncarnation=_set(s[REGISTERED_INCARNATION], b, incarnation_id),
+                    fenced=_set(s[FENCED], b, fenced),
+                    onlineDirs=_set(s[ONLINE_DIRS], b, tuple(sorted(set(log_dirs)))),
+                )
             else:
                 _, b, fenced, log_dirs = record
                 if fenced is not None:
@@ -348,11 +391,13 @@ class KRaftJBOD:
         return tuple(n)
 
     def _broker_down(self, s, b):
-        """A broker process stops: in-memory queues are gone; logs, futures and disk health stay."""
+        """A broker process stops: in-memory queues and epoch are gone; logs, futures and disk
+        health stay."""
         return self._with(
             s,
             brokerStatus=_set(s[STATUS], b, OFF),
             queued=_set(s[QUEUED], b, (NONE,) * len(self.partitions)),
+            knownEpoch=_set(s[KNOWN_EPOCH], b, 0),
         )
 
     # -----------------------------------------------------------------------------------------
@@ -373,6 +418,8 @@ class KRaftJBOD:
             return None
         restarts_used = sum(max(n - 1, 0) for n in s[INCARNATION])
         if s[INCARNATION][b] > 0 and restarts_used >= self.settings.restarts:
+            return None
+        if self.refuses_jbod(s):
             return None
         ids, logs, fut = list(s[DIR_IDS][b]), list(s[LOGS][b]), list(s[FUTURE][b])
         next_uuid = s[NEXT_UUID]
@@ -397,24 +444,52 @@ class KRaftJBOD:
             nextUuid=next_uuid,
         )
 
+    def refuses_jbod(self, s) -> bool:
+        """KIP-858: a broker with several log directories does not run below 3.7-IV2.  Kafka's
+        broker only reports a metadata publishing fault and runs on (MetadataVersionConfigValidator,
+        the fix of KAFKA-16606, with a non-fatal fault handler)."""
+        if self.code or self.mutant == "jbod_below_3_7_iv2":
+            return False
+        return len(self.slots) > 1 and not self.assignment_supported(s)
+
+    def _registration_request(self, s, b):
+        """BrokerRegistrationRequest with the incarnation ID and the LogDirs the broker loaded
+        at startup, in slot order (failed since or not)."""
+        dirs = () if self.legacy[b] else s[DIR_IDS][b]
+        return self._with(s, network=_bag_add(s[NETWORK], (REGISTER, b, s[INCARNATION][b], dirs)))
+
     def BrokerSendsRegistration(self, s, b):
-        """(Re)send BrokerRegistrationRequest with the LogDirs the broker loaded."""
-        epoch = s[INCARNATION][b]
+        """(Re)send the registration until one is answered."""
         if s[STATUS][b] != STARTING or not self.room(s):
             return None
-        if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, epoch):
+        if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, s[INCARNATION][b]):
             return None
-        dirs = () if self.legacy[b] else s[DIR_IDS][b]  # in slot order, as the broker loaded them
-        return self._with(s, network=_bag_add(s[NETWORK], (REGISTER, b, epoch, dirs)))
+        return self._registration_request(s, b)
+
+    def BrokerRefreshesRegistration(self, s, b):
+        """BrokerRegistrationTracker: at 3.7-IV2 or later, a running broker whose registration
+        in the metadata lists no directories registers again, with the same incarnation ID
+        (KAFKA-16162); it sends no heartbeat until that is answered."""
+        if s[STATUS][b] != RUNNING or self.legacy[b] or not self.assignment_supported(s) or not self.room(s):
+            return None
+        if not self.registered(s, b) or s[ONLINE_DIRS][b]:
+            return None
+        if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, s[INCARNATION][b]):
+            return None
+        return self._registration_request(s, b)
 
     def BrokerReceivesRegistrationResponse(self, s, m):
-        _, b, epoch, accepted = m
+        """The broker runs with the epoch the controller gave it.  An error: Kafka's broker
+        tries again (BrokerLifecycleManager); under the KIP's reading it fails to start."""
+        _, b, incarnation_id, epoch = m
         n = self._with(s, network=_bag_remove(s[NETWORK], m))
-        if s[STATUS][b] != STARTING or epoch != s[INCARNATION][b]:
+        if s[STATUS][b] == OFF or incarnation_id != s[INCARNATION][b]:
             return n  # an answer to an earlier incarnation: ignored
-        if accepted:
-            return self._with(n, brokerStatus=_set(s[STATUS], b, RUNNING))
-        return self._broker_down(n, b)  # rejected: the broker fails to start
+        if epoch:
+            return self._with(n, brokerStatus=_set(s[STATUS], b, RUNNING), knownEpoch=_set(s[KNOWN_EPOCH], b, epoch))
+        if self.code or s[STATUS][b] == RUNNING:
+            return n  # it registers again later
+        return self._broker_down(n, b)
 
     def BrokerCrashes(self, s, b):
         if s[STATUS][b] == OFF:
@@ -455,18 +530,20 @@ class KRaftJBOD:
 
     def BrokerSendsHeartbeat(self, s, b):
         """Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs)."""
-        epoch = s[INCARNATION][b]
+        epoch = s[KNOWN_EPOCH][b]
         if s[STATUS][b] != RUNNING or not self.room(s):
             return None
         if self.in_flight(s, (HEARTBEAT, HEARTBEAT_RESPONSE), b, epoch):
             return None
+        if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, s[INCARNATION][b]):
+            return None  # registering again: heartbeats wait for the answer
         offline = tuple(sorted(s[DIR_IDS][b][i] for i in self.slots if s[DIR_STATE][b][i] != HEALTHY))
         return self._with(s, network=_bag_add(s[NETWORK], (HEARTBEAT, b, epoch, offline)))
 
     def BrokerReceivesHeartbeatResponse(self, s, m):
         _, b, epoch, offline = m
         n = self._with(s, network=_bag_remove(s[NETWORK], m))
-        if s[STATUS][b] != RUNNING or epoch != s[INCARNATION][b]:
+        if s[STATUS][b] != RUNNING or epoch != s[KNOWN_EPOCH][b]:
             return n
         states = tuple(
             FAILED_ACKED if st == FAILED and s[DIR_IDS][b][i] in offline else st for i, st in enumerate(s[DIR_STATE][b])
@@ -493,18 +570,20 @@ class KRaftJBOD:
         fut = s[FUTURE][b][p]
         named = ids.index(md) if md in ids else NONE
 
+        # Below 3.7-IV2 nothing is assigned: the broker places replicas and tells nobody.
+        tells = self.assignment_supported(s)
+
         def create_and_queue():
             i = self.least_loaded_online_slot(s, b)
             if i == NONE:
                 return None
             logs = _set(s[LOGS][b], i, tuple(sorted(s[LOGS][b][i] + (p,))))
-            return self._with(
-                s,
-                logs=_set(s[LOGS], b, logs),
-                queued=_set(s[QUEUED], b, _set(s[QUEUED][b], p, ids[i])),
-            )
+            n = self._with(s, logs=_set(s[LOGS], b, logs))
+            return self._with(n, queued=_set(s[QUEUED], b, _set(s[QUEUED][b], p, ids[i]))) if tells else n
 
         def queue(i):
+            if not tells:
+                return None
             return self._with(s, queued=_set(s[QUEUED], b, _set(s[QUEUED][b], p, ids[i])))
 
         if md in (UNASSIGNED, MIGRATING):
@@ -552,9 +631,9 @@ class KRaftJBOD:
 
     def BrokerSendsAssignment(self, s, b, p):
         """Send the queued AssignReplicasToDirs entry for p (one in flight per partition)."""
-        epoch = s[INCARNATION][b]
+        epoch = s[KNOWN_EPOCH][b]
         directory = s[QUEUED][b][p]
-        if s[STATUS][b] != RUNNING or directory == NONE or not self.room(s):
+        if s[STATUS][b] != RUNNING or directory == NONE or not self.room(s) or not self.assignment_supported(s):
             return None
         if self.in_flight(s, (ASSIGN, ASSIGN_RESPONSE), b, epoch, p):
             return None
@@ -565,7 +644,7 @@ class KRaftJBOD:
         an error drops the entry rather than retrying it forever (KAFKA-16886)."""
         _, b, epoch, p, directory, accepted = m
         n = self._with(s, network=_bag_remove(s[NETWORK], m))
-        if s[STATUS][b] != RUNNING or epoch != s[INCARNATION][b] or s[QUEUED][b][p] != directory:
+        if s[STATUS][b] != RUNNING or epoch != s[KNOWN_EPOCH][b] or s[QUEUED][b][p] != directory:
             return n  # stale, or superseded by a newer entry (a revert, LOST)
         fut = s[FUTURE][b][p]
         if accepted and fut != NONE and s[DIR_IDS][b][fut] == directory:
@@ -617,7 +696,7 @@ class KRaftJBOD:
 
     def BrokerSendsAlterReplicaState(self, s, b, p):
         """KIP-589: tell the controller a replica went offline, with the broker epoch."""
-        epoch = s[INCARNATION][b]
+        epoch = s[KNOWN_EPOCH][b]
         if not self.settings.alter_replica_state or s[STATUS][b] != RUNNING or not self.room(s):
             return None
         if not any(self.slot_failed(s, b, i) for i in self.main_slots(s, b, p)):
@@ -645,30 +724,74 @@ class KRaftJBOD:
         return True
 
     def ControllerHandlesRegistration(self, s, m):
-        """A new incarnation gets its (larger) epoch and starts fenced; its leaderships and ISR
-        memberships of the previous incarnation go (unclean shutdown).  The same incarnation
-        again keeps epoch and fencing (KAFKA-16952)."""
-        _, b, epoch, dirs = m
+        """registerBroker.  Semantics "code" (ClusterControlManager.registerBroker): a registration
+        with another incarnation ID while the registered one's session is valid (unfenced, and its
+        timeout has not elapsed) is a DuplicateBrokerRegistrationException; the same incarnation
+        again amends the registration, keeping epoch and flags (KAFKA-16952, KAFKA-16757); a new
+        incarnation gets a new epoch (the RegisterBrokerRecord's offset) and starts fenced, and
+        keeps its ISR memberships and leaderships: handleBrokerUncleanShutdown removes them only
+        at metadata versions with ELR.  Semantics "kip": the incarnation number is the epoch; an
+        older one is dropped, the same one answered, and a new one loses its leaderships and ISR
+        memberships (unclean shutdown)."""
+        if self.code:
+            return self._register(s, m, session_expired=False)
+        _, b, incarnation_id, dirs = m
         net = _bag_remove(s[NETWORK], m)
         current = s[BROKER_EPOCH][b]
-        if epoch < current and self.mutant != "accept_older_registration":
+        if incarnation_id < current and self.mutant != "accept_older_registration":
             return self._with(s, network=net)  # from an earlier incarnation: dropped
-        if epoch == current:
-            return self._with(s, network=_bag_add(net, (REGISTER_RESPONSE, b, epoch, True)))
-        if not self.registration_valid(s, b, dirs):
-            return self._with(s, network=_bag_add(net, (REGISTER_RESPONSE, b, epoch, False)))
-        n = self._with(
-            s,
-            network=_bag_add(net, (REGISTER_RESPONSE, b, epoch, True)),
-            brokerEpoch=_set(s[BROKER_EPOCH], b, epoch),
-            fenced=_set(s[FENCED], b, True),
-            onlineDirs=_set(s[ONLINE_DIRS], b, tuple(sorted(set(dirs)))),
-        )
+        if incarnation_id == current:
+            return self._with(s, network=_bag_add(net, (REGISTER_RESPONSE, b, incarnation_id, current)))
+        if self.assignment_supported(s) and not self.registration_valid(s, b, dirs):
+            return self._with(s, network=_bag_add(net, (REGISTER_RESPONSE, b, incarnation_id, 0)))
+        record = self._register_broker_record(s, b, incarnation_id, incarnation_id, True, dirs)
+        n = self.replay(self._with(s, network=_bag_add(net, (REGISTER_RESPONSE, b, incarnation_id, incarnation_id))), [record])
         parts = tuple(
             self.change_partition(n, p, remove=b) if n[PARTITION][p] is not None and b in self.replicas[p] else n[PARTITION][p]
             for p in self.partitions
         )
         return self._with(n, partition=parts)
+
+    def ControllerHandlesRegistrationAfterSessionTimeout(self, s, m):
+        """registerBroker for a new incarnation when the registered incarnation is gone and its
+        session timeout has elapsed, but maybeFenceOneStaleBroker has not fenced it yet (it fences
+        one stale broker per event): hasValidSession is false, so the registration goes through
+        (semantics "code" only; under "kip" a new incarnation is always accepted)."""
+        _, b, incarnation_id, _ = m
+        if not self.code or not self.registered(s, b) or s[FENCED][b] or self.alive(s, b):
+            return None
+        if incarnation_id == s[REGISTERED_INCARNATION][b]:
+            return None
+        return self._register(s, m, session_expired=True)
+
+    def _register_broker_record(self, s, b, incarnation_id, epoch, fenced, dirs):
+        """The RegisterBrokerRecord: logDirs only at 3.7-IV2 or later."""
+        return (REGISTER_BROKER, b, incarnation_id, epoch, fenced, dirs if self.assignment_supported(s) else ())
+
+    def _register(self, s, m, session_expired):
+        """ClusterControlManager.registerBroker, the code's way: the record and the answer."""
+        _, b, incarnation_id, dirs = m
+        net = _bag_remove(s[NETWORK], m)
+
+        def answer(epoch):
+            return _bag_add(net, (REGISTER_RESPONSE, b, incarnation_id, epoch))
+
+        same = self.registered(s, b) and s[REGISTERED_INCARNATION][b] == incarnation_id
+        valid_session = self.registered(s, b) and not s[FENCED][b] and (self.alive(s, b) or not session_expired)
+        if valid_session and not same:
+            return self._with(s, network=answer(0))  # DuplicateBrokerRegistrationException
+        if self.assignment_supported(s) and not self.registration_valid(s, b, dirs):
+            return self._with(s, network=answer(0))  # InvalidRegistrationException
+        if same:
+            epoch = s[BROKER_EPOCH][b] + (1 if self.mutant == "reregistration_new_epoch" else 0)
+            fenced = True if self.mutant == "reregistration_fences" else s[FENCED][b]
+        else:
+            # The epoch is the record's offset in the metadata log.  The model numbers a broker's
+            # RegisterBrokerRecords instead, which orders its epochs as the offsets do; the
+            # controller only ever compares epochs of one broker.
+            epoch, fenced = s[BROKER_EPOCH][b] + 1, True
+        record = self._register_broker_record(s, b, incarnation_id, epoch, fenced, dirs)
+        return self.replay(self._with(s, network=answer(epoch)), [record])
 
     def epoch_is_current(self, s, b, epoch) -> bool:
         return self.registered(s, b) and s[BROKER_EPOCH][b] == epoch
@@ -693,17 +816,28 @@ class KRaftJBOD:
         if not apply_offline:
             return self._with(s, network=net)  # STALE_BROKER_EPOCH: nothing written
         n = self._with(s, network=net)
-        if self.settings.semantics == "code":
+        # Below 3.7-IV2 the controller does not look at the offline directories at all.
+        offline_here = offline if self.assignment_supported(s) else ()
+        if self.code:
             records = self._unfence_records(n, b) if current and n[FENCED][b] else []
-            n = self.replay(n, records + self._offline_dirs_records(n, b, offline))
+            n = self.replay(n, records + self._offline_dirs_records(n, b, offline_here))
         else:
-            n = self._handle_offline_dirs(n, b, offline)
+            n = self._handle_offline_dirs(n, b, offline_here)
             if current and n[FENCED][b]:
                 n = self.replay(n, self._unfence_records(n, b))
         # Acknowledge the offline directories the heartbeat carried.
         if offline and current:
             n = self._with(n, network=_bag_add(n[NETWORK], (HEARTBEAT_RESPONSE, b, epoch, offline)))
         return n
+
+    def ControllerTimesOutHeartbeat(self, s, m):
+        """processExpiredBrokerHeartbeat (semantics "code"): a heartbeat that waited in the
+        controller's queue past its deadline only keeps the session alive.  Nothing is written,
+        no broker is unfenced, its offline directories are not looked at, and the broker gets a
+        timeout error instead of a response (it sends the next heartbeat as usual)."""
+        if not self.code:
+            return None
+        return self._with(s, network=_bag_remove(s[NETWORK], m))
 
     def _unfence_records(self, view, b):
         """handleBrokerUnfenced, for a fenced sender: the registration change, then an election
@@ -780,7 +914,7 @@ class KRaftJBOD:
         and move its leaderships and ISR memberships away."""
         if not self.registered(s, b) or s[FENCED][b]:
             return None
-        if s[STATUS][b] == RUNNING and s[INCARNATION][b] == s[BROKER_EPOCH][b]:
+        if self.alive(s, b):
             return None  # its session is alive
         n = self._with(s, fenced=_set(s[FENCED], b, True))
         if self.mutant == "fenced_leader_kept":
@@ -797,6 +931,9 @@ class KRaftJBOD:
         failed directory."""
         _, b, epoch, p, directory = m
         net = _bag_remove(s[NETWORK], m)
+        if not self.assignment_supported(s):
+            # UnsupportedVersionException: the whole request fails
+            return self._with(s, network=_bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, False)))
         if not self.epoch_is_current(s, b, epoch) and not (self.mutant == "skip_epoch_check" and self.registered(s, b)):
             return self._with(s, network=net)
         part = s[PARTITION][p]
@@ -858,6 +995,12 @@ class KRaftJBOD:
         new = (b, (b,), part[DIRS], part[LEADER_EPOCH] + 1, part[PARTITION_EPOCH] + 1)
         return self._with(s, partition=_set(s[PARTITION], p, new))
 
+    def AdminUpgradesMetadataVersion(self, s):
+        """kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord."""
+        if not self.settings.metadata_upgrade or self.assignment_supported(s):
+            return None
+        return self._with(s, metadataVersion=MV_3_7_IV2)
+
     def NetworkLosesMessage(self, s, m):
         if s[LOST_MESSAGES] >= self.settings.max_losses:
             return None
@@ -893,6 +1036,8 @@ class KRaftJBOD:
             else:
                 if status == STARTING:
                     add(("BrokerSendsRegistration", b), self.BrokerSendsRegistration(s, b))
+                else:
+                    add(("BrokerRefreshesRegistration", b), self.BrokerRefreshesRegistration(s, b))
                 add(("BrokerCrashes", b), self.BrokerCrashes(s, b))
                 for i in self.slots:
                     add(("BrokerFailsDir", b, i), self.BrokerFailsDir(s, b, i))
@@ -918,6 +1063,8 @@ class KRaftJBOD:
             for p in self.partitions:
                 for b in self.replicas[p]:
                     add(("AdminElectsDesignatedLeader", p, b), self.AdminElectsDesignatedLeader(s, p, b))
+        if self.settings.metadata_upgrade:
+            add(("AdminUpgradesMetadataVersion",), self.AdminUpgradesMetadataVersion(s))
         previous = None
         for m in s[NETWORK]:
             if m == previous:
@@ -925,6 +1072,10 @@ class KRaftJBOD:
             previous = m
             name = self._DELIVER[m[0]]
             add((name, m), getattr(self, name)(s, m))
+            if self.code and m[0] == REGISTER:
+                add(("ControllerHandlesRegistrationAfterSessionTimeout", m), self.ControllerHandlesRegistrationAfterSessionTimeout(s, m))
+            if self.code and m[0] == HEARTBEAT:
+                add(("ControllerTimesOutHeartbeat", m), self.ControllerTimesOutHeartbeat(s, m))
             add(("NetworkLosesMessage", m), self.NetworkLosesMessage(s, m))
         return out
 
@@ -974,9 +1125,10 @@ class KRaftJBOD:
     def OfflineDirsReallyOffline(self, s) -> bool:
         """Every directory the controller holds offline for a broker's current incarnation
         failed in that incarnation: a repaired, restarted broker is never marked offline by its
-        own old request (KIP-589's reason for the epoch)."""
+        own old request (KIP-589's reason for the epoch).  A registration with no directories
+        (an older broker, or a metadata version below 3.7-IV2) holds none offline."""
         for b in self.brokers:
-            if self.legacy[b] or not self.registered(s, b) or s[BROKER_EPOCH][b] != s[INCARNATION][b]:
+            if self.legacy[b] or not s[ONLINE_DIRS][b] or s[REGISTERED_INCARNATION][b] != s[INCARNATION][b]:
                 continue
             for i in self.slots:
                 if s[DIR_IDS][b][i] not in s[ONLINE_DIRS][b] and not self.slot_failed(s, b, i):
@@ -1054,7 +1206,7 @@ class KRaftJBOD:
             if part is None or part[LEADER] == NO_LEADER:
                 continue
             b = part[LEADER]
-            if s[STATUS][b] != RUNNING or s[INCARNATION][b] != s[BROKER_EPOCH][b] or s[QUEUED][b][p] != NONE:
+            if not self.alive(s, b) or s[QUEUED][b][p] != NONE:
                 continue
             if any(s[DIR_STATE][b][i] == FAILED_ACKED and p in s[LOGS][b][i] for i in self.slots):
                 return False
@@ -1065,7 +1217,7 @@ class KRaftJBOD:
     # -----------------------------------------------------------------------------------------
     @staticmethod
     def _controller_vars(s):
-        return (s[BROKER_EPOCH], s[FENCED], s[ONLINE_DIRS], s[PARTITION])
+        return (s[BROKER_EPOCH], s[FENCED], s[ONLINE_DIRS], s[PARTITION], s[REGISTERED_INCARNATION], s[METADATA_VERSION])
 
     def StaleEpochChangesNothing(self, s, action, t) -> bool:
         """A heartbeat, AssignReplicasToDirs or AlterReplicaState whose broker epoch is not the
@@ -1145,6 +1297,17 @@ class KRaftJBOD:
             and self.dir_online_in_metadata(s, b, self.replica_dir(part, p, b))
         )
 
+    def BrokerEpochOnlyForNewIncarnation(self, s, action, t) -> bool:
+        """A broker's registered epoch changes only when a new incarnation registers: the epoch
+        names an incarnation, and requests, ISR entries (KIP-903) and fencing decisions carry it
+        (KAFKA-16952)."""
+        if t[BROKER_EPOCH] is s[BROKER_EPOCH]:
+            return True
+        return all(
+            t[BROKER_EPOCH][b] == s[BROKER_EPOCH][b] or t[REGISTERED_INCARNATION][b] != s[REGISTERED_INCARNATION][b]
+            for b in self.brokers
+        )
+
     # -----------------------------------------------------------------------------------------
     # Readable states
     # -----------------------------------------------------------------------------------------
@@ -1193,6 +1356,9 @@ class KRaftJBOD:
             "dirFailures": s[DIR_FAILURES],
             "lostMessages": s[LOST_MESSAGES],
             "movesStarted": s[MOVES_STARTED],
+            "knownEpoch": list(s[KNOWN_EPOCH]),
+            "registeredIncarnation": list(s[REGISTERED_INCARNATION]),
+            "metadataVersion": METADATA_VERSION_NAMES[s[METADATA_VERSION]],
         }
 
 
@@ -1204,21 +1370,22 @@ def message_label(m: tuple) -> str:
     """A message in flight as a trace shows it: ``Heartbeat(b0, epoch 1, offline [dir-1])``."""
     kind = MESSAGE_NAMES[m[0]]
     if m[0] == REGISTER:
-        return f"{kind}(b{m[1]}, epoch {m[2]}, dirs {[_dir_name(d) for d in m[3]]})"
+        return f"{kind}(b{m[1]}, incarnation {m[2]}, dirs {[_dir_name(d) for d in m[3]]})"
+    if m[0] == REGISTER_RESPONSE:
+        return f"{kind}(b{m[1]}, incarnation {m[2]}, {f'epoch {m[3]}' if m[3] else 'error'})"
     if m[0] in (HEARTBEAT, HEARTBEAT_RESPONSE):
         return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[_dir_name(d) for d in m[3]]})"
     if m[0] == ASSIGN:
         return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {_dir_name(m[4])})"
     if m[0] == ASSIGN_RESPONSE:
         return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {_dir_name(m[4])}, {'ok' if m[5] else 'error'})"
-    if m[0] == REGISTER_RESPONSE:
-        return f"{kind}(b{m[1]}, epoch {m[2]}, {'ok' if m[3] else 'rejected'})"
     return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]})"
 
 
 #: What the integer parameters of the actions that take no message are: broker, partition, slot.
 _PARAM_KINDS = {
     "BrokerSendsRegistration": ("b",),
+    "BrokerRefreshesRegistration": ("b",),
     "BrokerCrashes": ("b",),
     "BrokerFailsDir": ("b", "slot"),
     "BrokerSendsHeartbeat": ("b",),

@@ -210,8 +210,14 @@ def _controller_view(now: _View, before: _View | None, b: int) -> str:
     lines = []
     changed = _differs(now, before, "brokerEpoch", b)
     epoch_text = f"epoch {_e(epoch)}" if epoch else "not registered"
-    if epoch and epoch != now.at("incarnation", b):
-        epoch_text = f'<FONT COLOR="{WRONG}">{epoch_text} (broker: {_e(now.at("incarnation", b))})</FONT>'
+    # The registration is of another incarnation than the running one (traces from before
+    # registeredIncarnation was a variable had the epoch stand for it).
+    registered_incarnation = now.at("registeredIncarnation", b)
+    if registered_incarnation is None:
+        registered_incarnation = epoch
+    if epoch and registered_incarnation != now.at("incarnation", b):
+        epoch_text = (f'<FONT COLOR="{WRONG}">{epoch_text}, incarnation {_e(registered_incarnation)} '
+                      f'(broker: {_e(now.at("incarnation", b))})</FONT>')
     lines.append((epoch_text, changed))
     fenced_text = "<B>fenced</B>" if fenced else "unfenced"
     if fenced is False and now.at("brokerStatus", b) != "RUNNING":

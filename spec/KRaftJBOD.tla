@@ -26,6 +26,8 @@ CONSTANTS
     AlterReplicaStateEnabled, \* KIP-589's AlterReplicaState path
     DesignatedEnabled,        \* KIP-1275's designated elections
     Semantics,                \* "code": Kafka's controller code; "kip": KIP-858's text (spec/README.md)
+    InitialMetadataVersion,   \* "3.6-IV2" (no directory assignment) or "3.7-IV2"
+    MetadataUpgradeEnabled,   \* an operator may upgrade the metadata version to 3.7-IV2
     Mutant,                   \* "none", or the name of a bug put back (see spec/README.md)
     NoPartition               \* model value: a partition not yet created
 
@@ -57,7 +59,7 @@ NoLeader == -1
 
 VARIABLES
     brokerStatus,  \* broker -> "OFF" | "STARTING" | "RUNNING"
-    incarnation,   \* broker -> number of starts; also the broker epoch of that incarnation
+    incarnation,   \* broker -> number of starts: the incarnation ID of the running process
     dirIds,        \* broker -> slot -> directory UUID in the slot's meta.properties
     dirState,      \* broker -> slot -> "HEALTHY" | "FAILED" | "FAILED_ACKED"
     logs,          \* broker -> slot -> partitions whose (main) log is on that disk
@@ -71,13 +73,17 @@ VARIABLES
     nextUuid,      \* the next fresh directory UUID
     dirFailures,   \* directory failures so far
     lostMessages,  \* messages lost so far
-    movesStarted   \* replica moves started so far
+    movesStarted,  \* replica moves started so far
+    knownEpoch,    \* broker -> the broker epoch its registration response gave it (0: none yet)
+    registeredIncarnation, \* controller: broker -> incarnation ID of its registration (0: none)
+    metadataVersion \* controller: "3.6-IV2" or "3.7-IV2"
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
-          nextUuid, dirFailures, lostMessages, movesStarted>>
-brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued>>
-controllerVars == <<brokerEpoch, fenced, onlineDirs, partition>>
+          nextUuid, dirFailures, lostMessages, movesStarted,
+          knownEpoch, registeredIncarnation, metadataVersion>>
+brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch>>
+controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion>>
 counters == <<nextUuid, dirFailures, lostMessages, movesStarted>>
 
 -----------------------------------------------------------------------------
@@ -96,6 +102,10 @@ LeastLoadedOnlineSlot(b) ==
 
 Registered(b) == brokerEpoch[b] > 0
 EpochIsCurrent(b, e) == Registered(b) /\ brokerEpoch[b] = e
+\* The registered incarnation is the broker's running process (it heartbeats).
+Alive(b) == brokerStatus[b] = "RUNNING" /\ incarnation[b] = registeredIncarnation[b]
+\* MetadataVersion.isDirectoryAssignmentSupported
+AssignmentSupported == metadataVersion = "3.7-IV2"
 
 \* DirectoryId.isOnline: a broker that registered no directories has all of them online.
 IsOnline(d, online) ==
@@ -115,7 +125,7 @@ ControllerThinksOnline(b, d, od) ==
 AcceptableLeader(b, d, ep, fen, od) == ep[b] > 0 /\ ~fen[b] /\ ControllerThinksOnline(b, d, od)
 
 DefaultDir(b) ==
-    IF onlineDirs[b] = {} THEN MIGRATING
+    IF onlineDirs[b] = {} \/ ~AssignmentSupported THEN MIGRATING
     ELSE IF Cardinality(onlineDirs[b]) = 1 THEN CHOOSE d \in onlineDirs[b] : TRUE
     ELSE UNASSIGNED
 
@@ -156,6 +166,9 @@ ChangePartition(part, p, remove, newDirs, keepInIsr, ep, fen, od) ==
     Merge(part, ChangeRecord(part, p, remove, NONE, newDirs, keepInIsr, ep, fen, od))
 
 Room == BagCardinality(network) < MaxMessages
+RegistrationInFlight(b) ==
+    \E m \in BagToSet(network) :
+        m.kind \in {"Register", "RegisterResponse"} /\ m.broker = b /\ m.incarnation = incarnation[b]
 InFlight(kinds, b, e) == \E m \in BagToSet(network) : m.kind \in kinds /\ m.broker = b /\ m.epoch = e
 InFlightFor(kinds, b, e, p) ==
     \E m \in BagToSet(network) : m.kind \in kinds /\ m.broker = b /\ m.epoch = e /\ m.partition = p
@@ -164,10 +177,11 @@ RECURSIVE SumOver(_, _)
 SumOver(f, S) == IF S = {} THEN 0 ELSE LET x == CHOOSE x \in S : TRUE IN f[x] + SumOver(f, S \ {x})
 RestartsUsed == SumOver([b \in Brokers |-> IF incarnation[b] > 1 THEN incarnation[b] - 1 ELSE 0], Brokers)
 
-\* A broker process stops: in-memory queues are gone; logs, futures and disk health stay.
+\* A broker process stops: in-memory queues and epoch are gone; logs, futures and disk health stay.
 BrokerDown(b) ==
     /\ brokerStatus' = [brokerStatus EXCEPT ![b] = "OFF"]
     /\ queued' = [queued EXCEPT ![b] = [p \in Partitions |-> NONE]]
+    /\ knownEpoch' = [knownEpoch EXCEPT ![b] = 0]
 
 -----------------------------------------------------------------------------
 (* Init: every broker formatted (distinct real UUIDs) and off; nothing registered. *)
@@ -189,6 +203,9 @@ Init ==
     /\ dirFailures = 0
     /\ lostMessages = 0
     /\ movesStarted = 0
+    /\ knownEpoch = [b \in Brokers |-> 0]
+    /\ registeredIncarnation = [b \in Brokers |-> 0]
+    /\ metadataVersion = InitialMetadataVersion
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -197,11 +214,20 @@ REPAIRED == -1   \* a failed directory's fate at restart: repaired (same UUID, l
 REPLACED == -2   \* ... or replaced: formatted anew with a fresh UUID
 Fates == {REPAIRED, REPLACED} \cup (IF Mutant = "reserved_uuids" THEN Reserved ELSE {})
 
+\* KIP-858: a broker with several log directories does not run below 3.7-IV2.  Kafka's broker
+\* only reports a non-fatal fault and runs on (MetadataVersionConfigValidator, KAFKA-16606).
+RefusesJbod ==
+    /\ Semantics = "kip"
+    /\ Mutant # "jbod_below_3_7_iv2"
+    /\ DirsPerBroker > 1
+    /\ ~AssignmentSupported
+
 \* A new incarnation: each failed directory comes back repaired or replaced (under the mutant,
 \* formatted with a reserved UUID).  The fates are the action's parameter, as in Python.
 BrokerStarts(b) ==
     /\ brokerStatus[b] = "OFF"
     /\ incarnation[b] > 0 => RestartsUsed < MaxRestarts
+    /\ ~RefusesJbod
     /\ \E fate \in [FailedSlots(b) -> Fates] :
         LET fresh == {i \in FailedSlots(b) : fate[i] = REPLACED}
             wiped == {i \in FailedSlots(b) : fate[i] # REPAIRED}
@@ -215,28 +241,51 @@ BrokerStarts(b) ==
            /\ future' = [future EXCEPT ![b] = [p \in Partitions |->
                             IF future[b][p] \in wiped THEN NONE ELSE future[b][p]]]
            /\ nextUuid' = nextUuid + Cardinality(fresh)
-           /\ UNCHANGED <<queued, controllerVars, network, dirFailures, lostMessages, movesStarted>>
+           /\ UNCHANGED <<queued, knownEpoch, controllerVars, network, dirFailures, lostMessages, movesStarted>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
 
+\* BrokerRegistrationRequest: the incarnation ID and the LogDirs loaded at startup.
+RegistrationRequest(b) ==
+    [kind |-> "Register", broker |-> b, incarnation |-> incarnation[b], dirs |-> RegistrationDirs(b)]
+
+\* (Re)send the registration until one is answered.
 BrokerSendsRegistration(b) ==
     /\ brokerStatus[b] = "STARTING"
     /\ Room
-    /\ ~InFlight({"Register", "RegisterResponse"}, b, incarnation[b])
-    /\ network' = BagAdd(network, [kind |-> "Register", broker |-> b, epoch |-> incarnation[b],
-                                   dirs |-> RegistrationDirs(b)])
+    /\ ~RegistrationInFlight(b)
+    /\ network' = BagAdd(network, RegistrationRequest(b))
     /\ UNCHANGED <<brokerVars, controllerVars, counters>>
 
+\* BrokerRegistrationTracker: at 3.7-IV2 or later, a running broker whose registration lists no
+\* directories registers again with the same incarnation ID (KAFKA-16162); no heartbeat until
+\* that is answered.
+BrokerRefreshesRegistration(b) ==
+    /\ brokerStatus[b] = "RUNNING"
+    /\ ~Legacy(b)
+    /\ AssignmentSupported
+    /\ Room
+    /\ Registered(b)
+    /\ onlineDirs[b] = {}
+    /\ ~RegistrationInFlight(b)
+    /\ network' = BagAdd(network, RegistrationRequest(b))
+    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+
+\* The broker runs with the epoch the controller gave it.  An error (epoch 0): Kafka's broker
+\* tries again; under the KIP's reading a starting broker fails to start.
 BrokerReceivesRegistrationResponse(m) ==
     LET b == m.broker IN
     /\ m.kind = "RegisterResponse"
     /\ network' = BagRemove(network, m)
-    /\ IF brokerStatus[b] # "STARTING" \/ m.epoch # incarnation[b]
+    /\ IF brokerStatus[b] = "OFF" \/ m.incarnation # incarnation[b]
        THEN UNCHANGED brokerVars                           \* an answer to an earlier incarnation
-       ELSE IF m.ok
+       ELSE IF m.epoch # 0
        THEN /\ brokerStatus' = [brokerStatus EXCEPT ![b] = "RUNNING"]
+            /\ knownEpoch' = [knownEpoch EXCEPT ![b] = m.epoch]
             /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future, queued>>
-       ELSE /\ BrokerDown(b)                                \* rejected: fails to start
+       ELSE IF Semantics = "code" \/ brokerStatus[b] = "RUNNING"
+       THEN UNCHANGED brokerVars                           \* it registers again later
+       ELSE /\ BrokerDown(b)
             /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future>>
     /\ UNCHANGED <<controllerVars, counters>>
 
@@ -267,7 +316,7 @@ BrokerFailsDir(b, i) ==
           /\ IF allFailed
              THEN BrokerDown(b)
              ELSE /\ queued' = [queued EXCEPT ![b] = newQueued]
-                  /\ UNCHANGED brokerStatus
+                  /\ UNCHANGED <<brokerStatus, knownEpoch>>
     /\ dirFailures' = dirFailures + 1
     /\ UNCHANGED <<incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted>>
 
@@ -275,8 +324,9 @@ BrokerFailsDir(b, i) ==
 BrokerSendsHeartbeat(b) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ Room
-    /\ ~InFlight({"Heartbeat", "HeartbeatResponse"}, b, incarnation[b])
-    /\ network' = BagAdd(network, [kind |-> "Heartbeat", broker |-> b, epoch |-> incarnation[b],
+    /\ ~InFlight({"Heartbeat", "HeartbeatResponse"}, b, knownEpoch[b])
+    /\ ~RegistrationInFlight(b)      \* registering again: heartbeats wait for the answer
+    /\ network' = BagAdd(network, [kind |-> "Heartbeat", broker |-> b, epoch |-> knownEpoch[b],
                                    offline |-> {dirIds[b][i] : i \in FailedSlots(b)}])
     /\ UNCHANGED <<brokerVars, controllerVars, counters>>
 
@@ -284,12 +334,12 @@ BrokerReceivesHeartbeatResponse(m) ==
     LET b == m.broker IN
     /\ m.kind = "HeartbeatResponse"
     /\ network' = BagRemove(network, m)
-    /\ IF brokerStatus[b] # "RUNNING" \/ m.epoch # incarnation[b]
+    /\ IF brokerStatus[b] # "RUNNING" \/ m.epoch # knownEpoch[b]
        THEN UNCHANGED dirState
        ELSE dirState' = [dirState EXCEPT ![b] = [i \in Slots |->
                 IF dirState[b][i] = "FAILED" /\ dirIds[b][i] \in m.offline THEN "FAILED_ACKED"
                 ELSE dirState[b][i]]]
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, logs, future, queued, controllerVars, counters>>
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, logs, future, queued, knownEpoch, controllerVars, counters>>
 
 \* What a broker does on seeing partition p's latest metadata (KIP-858 "Replica management").
 ConsumeOutcome(b, p) ==
@@ -298,9 +348,11 @@ ConsumeOutcome(b, p) ==
         mainOnline == {i \in main : SlotOnline(b, i)}
         named == {i \in Slots : dirIds[b][i] = md}
         fut == future[b][p]
-        CreateQueue == [what |-> "create+queue", slot |-> LeastLoadedOnlineSlot(b)]
-        Queue(i) == [what |-> "queue", slot |-> i]
         Nothing == [what |-> "nothing", slot |-> NONE]
+        \* Below 3.7-IV2 nothing is assigned: the broker places replicas and tells nobody.
+        CreateQueue == [what |-> IF AssignmentSupported THEN "create+queue" ELSE "create",
+                        slot |-> LeastLoadedOnlineSlot(b)]
+        Queue(i) == IF AssignmentSupported THEN [what |-> "queue", slot |-> i] ELSE Nothing
     IN IF md \in {UNASSIGNED, MIGRATING}
        THEN IF mainOnline # {} THEN Queue(Min(mainOnline))
             ELSE IF main # {} THEN Nothing        \* the only copy is on a failed disk
@@ -341,15 +393,16 @@ BrokerConsumesMetadata(b, p) ==
                /\ queued' = IF o.what \in {"queue", "create+queue"}
                             THEN [queued EXCEPT ![b][p] = dirIds[b][o.slot]] ELSE queued
                /\ UNCHANGED future
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, controllerVars, network, counters>>
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, controllerVars, network, counters>>
 
 \* Send the queued AssignReplicasToDirs entry for p (one in flight per partition).
 BrokerSendsAssignment(b, p) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ queued[b][p] # NONE
     /\ Room
-    /\ ~InFlightFor({"Assign", "AssignResponse"}, b, incarnation[b], p)
-    /\ network' = BagAdd(network, [kind |-> "Assign", broker |-> b, epoch |-> incarnation[b],
+    /\ AssignmentSupported
+    /\ ~InFlightFor({"Assign", "AssignResponse"}, b, knownEpoch[b], p)
+    /\ network' = BagAdd(network, [kind |-> "Assign", broker |-> b, epoch |-> knownEpoch[b],
                                    partition |-> p, dir |-> queued[b][p]])
     /\ UNCHANGED <<brokerVars, controllerVars, counters>>
 
@@ -360,7 +413,7 @@ BrokerReceivesAssignmentResponse(m) ==
         p == m.partition
     IN /\ m.kind = "AssignResponse"
        /\ network' = BagRemove(network, m)
-       /\ IF brokerStatus[b] # "RUNNING" \/ m.epoch # incarnation[b] \/ queued[b][p] # m.dir
+       /\ IF brokerStatus[b] # "RUNNING" \/ m.epoch # knownEpoch[b] \/ queued[b][p] # m.dir
           THEN UNCHANGED <<logs, future, queued>>         \* stale, or superseded
           ELSE IF m.ok /\ future[b][p] # NONE /\ dirIds[b][future[b][p]] = m.dir
           THEN /\ logs' = [logs EXCEPT ![b] = PromotedLogs(b, p)]
@@ -368,7 +421,7 @@ BrokerReceivesAssignmentResponse(m) ==
                /\ queued' = [queued EXCEPT ![b][p] = NONE]
           ELSE /\ queued' = [queued EXCEPT ![b][p] = NONE]
                /\ UNCHANGED <<logs, future>>
-       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, controllerVars, counters>>
+       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, controllerVars, counters>>
 
 \* log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged: Kafka's broker shuts
 \* down (semantics "code"); KIP-858's only if it leads a replica in that directory ("kip").
@@ -394,7 +447,7 @@ BrokerStartsMove(b, p, t) ==
     /\ SlotOnline(b, t)
     /\ future' = [future EXCEPT ![b][p] = t]
     /\ movesStarted' = movesStarted + 1
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, controllerVars,
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, controllerVars,
                    network, nextUuid, dirFailures, lostMessages>>
 
 \* The future replica caught up: move the assignment first, promote once acknowledged.
@@ -403,12 +456,12 @@ BrokerFutureCaughtUp(b, p) ==
     /\ future[b][p] # NONE
     /\ queued[b][p] = NONE
     /\ queued' = [queued EXCEPT ![b][p] = dirIds[b][future[b][p]]]
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, controllerVars,
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, controllerVars,
                    network, counters>>
 
 \* KIP-589: tell the controller a replica went offline, with the broker epoch.
 BrokerSendsAlterReplicaState(b, p) ==
-    LET m == [kind |-> "AlterReplicaState", broker |-> b, epoch |-> incarnation[b], partition |-> p] IN
+    LET m == [kind |-> "AlterReplicaState", broker |-> b, epoch |-> knownEpoch[b], partition |-> p] IN
     /\ AlterReplicaStateEnabled
     /\ brokerStatus[b] = "RUNNING"
     /\ Room
@@ -428,31 +481,78 @@ RegistrationValid(b, dirs) ==
     /\ Mutant # "reserved_uuids" => \A k \in DOMAIN dirs : ~IsReserved(dirs[k])
     /\ \A other \in Brokers \ {b} : Range(dirs) \cap onlineDirs[other] = {}
 
-\* A new incarnation gets its (larger) epoch and starts fenced; its leaderships and ISR
-\* memberships go (unclean shutdown).  The same incarnation again changes nothing.
+\* The registration's directories as the RegisterBrokerRecord holds them: none below 3.7-IV2.
+RecordDirs(dirs) == IF AssignmentSupported THEN Range(dirs) ELSE {}
+
+\* ClusterControlManager.registerBroker, the code's way, and the replay of its RegisterBrokerRecord
+\* (the registration replaced whole).  Another incarnation while the registered one's session is
+\* valid: DuplicateBrokerRegistrationException.  The same incarnation again: the epoch and the
+\* flags kept (KAFKA-16952, KAFKA-16757).  A new incarnation: the next epoch (the record's offset;
+\* the model numbers a broker's records, which orders its epochs as the offsets do), fenced, and
+\* its ISR memberships and leaderships kept (handleBrokerUncleanShutdown acts only with ELR).
+Register(m, sessionExpired) ==
+    LET b == m.broker
+        inc == m.incarnation
+        Answer(e) == BagAdd(BagRemove(network, m),
+                            [kind |-> "RegisterResponse", broker |-> b, incarnation |-> inc, epoch |-> e])
+        same == Registered(b) /\ registeredIncarnation[b] = inc
+        validSession == Registered(b) /\ ~fenced[b] /\ (Alive(b) \/ ~sessionExpired)
+        epoch == IF same THEN brokerEpoch[b] + (IF Mutant = "reregistration_new_epoch" THEN 1 ELSE 0)
+                 ELSE brokerEpoch[b] + 1
+        fen == IF same THEN Mutant = "reregistration_fences" \/ fenced[b] ELSE TRUE
+    IN IF (validSession /\ ~same) \/ (AssignmentSupported /\ ~RegistrationValid(b, m.dirs))
+       THEN network' = Answer(0) /\ UNCHANGED controllerVars
+       ELSE /\ network' = Answer(epoch)
+            /\ brokerEpoch' = [brokerEpoch EXCEPT ![b] = epoch]
+            /\ registeredIncarnation' = [registeredIncarnation EXCEPT ![b] = inc]
+            /\ fenced' = [fenced EXCEPT ![b] = fen]
+            /\ onlineDirs' = [onlineDirs EXCEPT ![b] = RecordDirs(m.dirs)]
+            /\ UNCHANGED <<partition, metadataVersion>>
+
+\* registerBroker.  Semantics "code": Register, the registered incarnation's session taken as
+\* still valid when it is unfenced.  Semantics "kip": the incarnation number is the epoch; an
+\* older one is dropped, the same one answered, and a new one starts fenced and loses its
+\* leaderships and ISR memberships (unclean shutdown).
 ControllerHandlesRegistration(m) ==
     LET b == m.broker
+        inc == m.incarnation
         net == BagRemove(network, m)
-        Answer(ok) == BagAdd(net, [kind |-> "RegisterResponse", broker |-> b, epoch |-> m.epoch, ok |-> ok])
-        ep == [brokerEpoch EXCEPT ![b] = m.epoch]
+        Answer(e) == BagAdd(net, [kind |-> "RegisterResponse", broker |-> b, incarnation |-> inc, epoch |-> e])
+        ep == [brokerEpoch EXCEPT ![b] = inc]
         fen == [fenced EXCEPT ![b] = TRUE]
-        od == [onlineDirs EXCEPT ![b] = Range(m.dirs)]
+        od == [onlineDirs EXCEPT ![b] = RecordDirs(m.dirs)]
     IN /\ m.kind = "Register"
-       /\ IF m.epoch < brokerEpoch[b] /\ Mutant # "accept_older_registration"
+       /\ IF Semantics = "code"
+          THEN Register(m, FALSE)
+          ELSE IF inc < brokerEpoch[b] /\ Mutant # "accept_older_registration"
           THEN network' = net /\ UNCHANGED controllerVars
-          ELSE IF m.epoch = brokerEpoch[b]
-          THEN network' = Answer(TRUE) /\ UNCHANGED controllerVars
-          ELSE IF ~RegistrationValid(b, m.dirs)
-          THEN network' = Answer(FALSE) /\ UNCHANGED controllerVars
-          ELSE /\ network' = Answer(TRUE)
+          ELSE IF inc = brokerEpoch[b]
+          THEN network' = Answer(inc) /\ UNCHANGED controllerVars
+          ELSE IF AssignmentSupported /\ ~RegistrationValid(b, m.dirs)
+          THEN network' = Answer(0) /\ UNCHANGED controllerVars
+          ELSE /\ network' = Answer(inc)
                /\ brokerEpoch' = ep
+               /\ registeredIncarnation' = [registeredIncarnation EXCEPT ![b] = inc]
                /\ fenced' = fen
                /\ onlineDirs' = od
                /\ partition' = [p \in Partitions |->
                      IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
                      THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
                      ELSE partition[p]]
+               /\ UNCHANGED metadataVersion
        /\ UNCHANGED <<brokerVars, counters>>
+
+\* registerBroker for a new incarnation once the registered incarnation is gone and its session
+\* timeout has elapsed, before maybeFenceOneStaleBroker fenced it (one stale broker per event):
+\* hasValidSession is false, so the registration goes through (semantics "code" only).
+ControllerHandlesRegistrationAfterSessionTimeout(m) ==
+    LET b == m.broker IN
+    /\ m.kind = "Register"
+    /\ Semantics = "code"
+    /\ Registered(b) /\ ~fenced[b] /\ ~Alive(b)
+    /\ m.incarnation # registeredIncarnation[b]
+    /\ Register(m, TRUE)
+    /\ UNCHANGED <<brokerVars, counters>>
 
 \* Mutant foreign_offline_dirs: the other replicas of p are judged against the sender's
 \* online directories, and those found "offline" are taken out first.
@@ -489,7 +589,8 @@ ControllerHandlesHeartbeat(m) ==
         net == BagRemove(network, m)
         current == EpochIsCurrent(b, m.epoch) \/ (Mutant = "skip_epoch_check" /\ Registered(b))
         applyOffline == current \/ (Mutant = "stale_offline_dirs" /\ Registered(b))
-        newly == m.offline \cap onlineDirs[b]
+        \* below 3.7-IV2 the controller does not look at the offline directories
+        newly == (IF AssignmentSupported THEN m.offline ELSE {}) \cap onlineDirs[b]
         od == [onlineDirs EXCEPT ![b] = @ \ newly]
         Affected(p) == partition[p] # NoPartition /\ b \in ReplicaSet(p) /\ partition[p].dirs[b] \in newly
         \* -- semantics "kip": one change after the other
@@ -543,8 +644,16 @@ ControllerHandlesHeartbeat(m) ==
                              THEN BagAdd(net, [kind |-> "HeartbeatResponse", broker |-> b,
                                                epoch |-> m.epoch, offline |-> m.offline])
                              ELSE net
-               /\ UNCHANGED brokerEpoch
+               /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion>>
        /\ UNCHANGED <<brokerVars, counters>>
+
+\* processExpiredBrokerHeartbeat (semantics "code"): a heartbeat that waited in the controller's
+\* queue past its deadline only keeps the session alive; nothing is written or answered.
+ControllerTimesOutHeartbeat(m) ==
+    /\ m.kind = "Heartbeat"
+    /\ Semantics = "code"
+    /\ network' = BagRemove(network, m)
+    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
 
 \* The registered incarnation stopped heartbeating (it is down or was replaced): fence it and
 \* move its leaderships and ISR memberships away.
@@ -552,14 +661,14 @@ ControllerFencesExpiredBroker(b) ==
     LET fen == [fenced EXCEPT ![b] = TRUE] IN
     /\ Registered(b)
     /\ ~fenced[b]
-    /\ ~(brokerStatus[b] = "RUNNING" /\ incarnation[b] = brokerEpoch[b])
+    /\ ~Alive(b)
     /\ fenced' = fen
     /\ partition' = IF Mutant = "fenced_leader_kept" THEN partition
                     ELSE [p \in Partitions |->
                             IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
                             THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fen, onlineDirs)
                             ELSE partition[p]]
-    /\ UNCHANGED <<brokerVars, brokerEpoch, onlineDirs, network, counters>>
+    /\ UNCHANGED <<brokerVars, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, network, counters>>
 
 \* AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and if it is
 \* not online for the broker (LOST, unknown) take the replica out as for a failed directory.
@@ -570,7 +679,9 @@ ControllerHandlesAssignment(m) ==
         Answer(ok) == BagAdd(net, [kind |-> "AssignResponse", broker |-> b, epoch |-> m.epoch,
                                    partition |-> p, dir |-> m.dir, ok |-> ok])
     IN /\ m.kind = "Assign"
-       /\ IF ~EpochIsCurrent(b, m.epoch) /\ ~(Mutant = "skip_epoch_check" /\ Registered(b))
+       /\ IF ~AssignmentSupported                 \* UnsupportedVersionException
+          THEN network' = Answer(FALSE) /\ UNCHANGED controllerVars
+          ELSE IF ~EpochIsCurrent(b, m.epoch) /\ ~(Mutant = "skip_epoch_check" /\ Registered(b))
           THEN network' = net /\ UNCHANGED controllerVars
           ELSE IF partition[p] = NoPartition \/ b \notin ReplicaSet(p)
           THEN network' = Answer(FALSE) /\ UNCHANGED controllerVars
@@ -579,7 +690,7 @@ ControllerHandlesAssignment(m) ==
                IN /\ network' = Answer(TRUE)
                   /\ partition' = [partition EXCEPT ![p] =
                         ChangePartition(partition[p], p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
-                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs>>
+                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
        /\ UNCHANGED <<brokerVars, counters>>
 
 \* KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it leaves
@@ -595,7 +706,7 @@ ControllerHandlesAlterReplicaState(m) ==
           ELSE /\ partition' = [partition EXCEPT ![p] =
                     ChangePartition(partition[p], p, b, [partition[p].dirs EXCEPT ![b] = LOST], FALSE,
                                     brokerEpoch, fenced, onlineDirs)]
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs>>
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
        /\ UNCHANGED <<brokerVars, counters>>
 
 \* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
@@ -609,7 +720,7 @@ ControllerCreatesPartition(p) ==
        /\ partition' = [partition EXCEPT ![p] =
              [leader |-> Replicas(p)[first], isr |-> isr, dirs |-> [r \in ReplicaSet(p) |-> DefaultDir(r)],
               leaderEpoch |-> 0, partitionEpoch |-> 0]]
-       /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, network, counters>>
+       /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, network, counters>>
 
 -----------------------------------------------------------------------------
 (* Admin and network *)
@@ -627,7 +738,14 @@ AdminElectsDesignatedLeader(p, b) ==
     /\ partition' = [partition EXCEPT ![p] =
           [leader |-> b, isr |-> {b}, dirs |-> partition[p].dirs,
            leaderEpoch |-> partition[p].leaderEpoch + 1, partitionEpoch |-> partition[p].partitionEpoch + 1]]
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, network, counters>>
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, network, counters>>
+
+\* kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord.
+AdminUpgradesMetadataVersion ==
+    /\ MetadataUpgradeEnabled
+    /\ metadataVersion = "3.6-IV2"
+    /\ metadataVersion' = "3.7-IV2"
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, network, counters>>
 
 NetworkLosesMessage(m) ==
     /\ lostMessages < MaxLosses
@@ -639,6 +757,7 @@ Next ==
     \/ \E b \in Brokers :
         \/ BrokerStarts(b)
         \/ BrokerSendsRegistration(b)
+        \/ BrokerRefreshesRegistration(b)
         \/ BrokerCrashes(b)
         \/ \E i \in Slots : BrokerFailsDir(b, i)
         \/ BrokerSendsHeartbeat(b)
@@ -651,10 +770,13 @@ Next ==
         \/ ControllerFencesExpiredBroker(b)
     \/ \E p \in Partitions : ControllerCreatesPartition(p)
     \/ \E p \in Partitions, b \in Brokers : AdminElectsDesignatedLeader(p, b)
+    \/ AdminUpgradesMetadataVersion
     \* Each delivery is an action of its own, so that TLC's -coverage counts each on its own.
     \/ \E m \in BagToSet(network) : ControllerHandlesRegistration(m)
+    \/ \E m \in BagToSet(network) : ControllerHandlesRegistrationAfterSessionTimeout(m)
     \/ \E m \in BagToSet(network) : BrokerReceivesRegistrationResponse(m)
     \/ \E m \in BagToSet(network) : ControllerHandlesHeartbeat(m)
+    \/ \E m \in BagToSet(network) : ControllerTimesOutHeartbeat(m)
     \/ \E m \in BagToSet(network) : BrokerReceivesHeartbeatResponse(m)
     \/ \E m \in BagToSet(network) : ControllerHandlesAssignment(m)
     \/ \E m \in BagToSet(network) : BrokerReceivesAssignmentResponse(m)
@@ -695,10 +817,11 @@ IsrOnOnlineDirs ==
             \A r \in partition[p].isr : DirOnlineInMetadata(r, partition[p].dirs[r])
 
 \* Every directory the controller holds offline for a broker's current incarnation failed in
-\* that incarnation: a repaired broker is never marked offline by its own old request.
+\* that incarnation: a repaired broker is never marked offline by its own old request.  A
+\* registration with no directories (an older broker, or below 3.7-IV2) holds none offline.
 OfflineDirsReallyOffline ==
     \A b \in Brokers :
-        (~Legacy(b) /\ Registered(b) /\ brokerEpoch[b] = incarnation[b]) =>
+        (~Legacy(b) /\ onlineDirs[b] # {} /\ registeredIncarnation[b] = incarnation[b]) =>
             \A i \in Slots : dirIds[b][i] \notin onlineDirs[b] => SlotFailed(b, i)
 
 \* No disk and no registered directory carries a reserved UUID; in metadata reserved values
@@ -743,8 +866,7 @@ FailedMoveReverted ==
 AcknowledgedFailureLeadsNothing ==
     \A p \in Created : LET b == partition[p].leader IN
         (/\ b # NoLeader
-         /\ brokerStatus[b] = "RUNNING"
-         /\ incarnation[b] = brokerEpoch[b]
+         /\ Alive(b)
          /\ queued[b][p] = NONE)
         => \A i \in Slots : ~(dirState[b][i] = "FAILED_ACKED" /\ p \in logs[b][i])
 
@@ -804,10 +926,15 @@ DesignatedElectionSafe ==
             /\ Registered(b) /\ ~fenced[b]
             /\ DirOnlineInMetadata(b, partition[p].dirs[b])
 
+\* A broker's registered epoch changes only when a new incarnation registers (KAFKA-16952).
+BrokerEpochOnlyForNewIncarnation ==
+    \A b \in Brokers : brokerEpoch'[b] # brokerEpoch[b] => registeredIncarnation'[b] # registeredIncarnation[b]
+
 StaleEpochChangesNothingProp == [][StaleEpochChangesNothing]_vars
 EpochsNeverDecreaseProp == [][EpochsNeverDecrease]_vars
 UpdatesOnlyOfflinePartitionsProp == [][UpdatesOnlyOfflinePartitions]_vars
 FencedUntilAssignedProp == [][FencedUntilAssigned]_vars
 DesignatedElectionSafeProp == [][DesignatedElectionSafe]_vars
+BrokerEpochOnlyForNewIncarnationProp == [][BrokerEpochOnlyForNewIncarnation]_vars
 
 =============================================================================

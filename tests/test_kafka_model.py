@@ -88,7 +88,7 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 22
+    assert len(model.actions) == len(set(model.actions)) == 26
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
@@ -259,13 +259,13 @@ def test_stale_heartbeat_counterexample_reads_as_a_story():
     assert [model.describe_action(a) for a, _ in trace[1:]] == [
         "BrokerStarts(b0)",
         "BrokerSendsRegistration(b0)",
-        "ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1']))",
-        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, epoch 1, ok))",
+        "ControllerHandlesRegistration(Register(b0, incarnation 1, dirs ['dir-0', 'dir-1']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 1, epoch 1))",
         "BrokerSendsHeartbeat(b0)",
         "BrokerCrashes(b0)",
         "BrokerStarts(b0)",
         "BrokerSendsRegistration(b0)",
-        "ControllerHandlesRegistration(Register(b0, epoch 2, dirs ['dir-0', 'dir-1']))",
+        "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-0', 'dir-1']))",
         "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
     ]
 

@@ -332,7 +332,7 @@ def test_a_malformed_kafka_value_is_drawn_as_a_table(capsys, tmp_path, kafka_doc
     # replay never hands trace values to the model: the state simply does not match
     code, out, err = run(capsys, "trace", "replay", path)
     assert (code, err) == (1, "")
-    assert out == "invalid: step 3: ControllerHandlesRegistration(Register(b0, epoch 1, dirs ['dir-0', 'dir-1'])) leads to brokerStatus = [STARTING], but the trace has 7\n"
+    assert out == "invalid: step 3: ControllerHandlesRegistration(Register(b0, incarnation 1, dirs ['dir-0', 'dir-1'])) leads to brokerStatus = [STARTING], but the trace has 7\n"
 
 
 def test_meta_fields_of_the_wrong_type_are_one_line(capsys, tmp_path, kafka_document):

@@ -172,7 +172,7 @@ def test_show_colours_on_request_and_shows_fields_and_bags(capsys):
     assert code == 0 and "\x1b[" in out
     plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
     assert "   brokerStatus[0]: OFF → STARTING\n" in plain
-    assert '   network + "Register(b0, epoch 1, dirs [' in plain  # a message sent
+    assert '   network + "Register(b0, incarnation 1, dirs [' in plain  # a message sent
     assert plain.endswith(f"\n{load_trace(path).verdict}\n")
     assert load_trace(path).verdict.endswith(" violates the invariant FencedBrokerLeadsNothing")
 
