@@ -25,11 +25,12 @@ import os
 import subprocess
 import sys
 import tomllib
+from functools import cache
 from pathlib import Path
 
 from kraftcheck.checker.bfs import explore
 from kraftcheck.model import make_model
-from kraftcheck.model.kraft import INCARNATION, RUNNING, STATUS
+from kraftcheck.model.kraft import KNOWN_EPOCH, RUNNING, STATUS
 from kraftcheck.traces.counterexample import counterexample_document
 
 SPEC = Path(importlib.resources.files("kraftcheck.spec"))
@@ -37,40 +38,51 @@ REPO = Path(__file__).resolve().parent.parent
 FINDINGS = SPEC / "findings"
 
 
-def settings(**overrides) -> dict:
-    return dict(tomllib.loads((SPEC / "configs" / "heartbeat.toml").read_text())["model"], **overrides)
+def settings(config: str = "heartbeat", **overrides) -> dict:
+    return dict(tomllib.loads((SPEC / "configs" / f"{config}.toml").read_text())["model"], **overrides)
 
 
-def check(keep_going: bool = True, **overrides):
-    return explore(make_model(settings(**overrides)), check_deadlock=False, stop_on_violation=not keep_going)
+@cache
+def check(keep_going: bool = True, config: str = "heartbeat", **overrides):
+    return explore(make_model(settings(config, **overrides)), check_deadlock=False, stop_on_violation=not keep_going)
 
 
 class OnlyLiveHeartbeats:
     """The model, with a heartbeat delivered only while the incarnation that sent it is running:
-    no heartbeat outlives its broker's process (Kafka's controller drops a heartbeat that waited
-    too long in its own queue, processExpiredBrokerHeartbeat; a network that delays one past the
-    broker's session remains possible, and is in the shortest trace)."""
+    no heartbeat outlives its broker's process (a network that delays one past the broker's
+    process remains possible, and is in some shortest traces).  ``session_timeouts=False`` also
+    leaves out registrations accepted in the window between a session's timeout and its fencing
+    (finding 3), to show findings 1 and 2 without it."""
 
-    def __init__(self, model):
+    def __init__(self, model, session_timeouts: bool = True):
         self.model = model
         self.invariants = model.invariants
         self.action_invariants = model.action_invariants
         self.actions = model.actions
+        self.session_timeouts = session_timeouts
 
     def init_states(self):
         return self.model.init_states()
 
     def successors(self, s):
-        return [
-            (action, t)
-            for action, t in self.model.successors(s)
-            if action[0] != "ControllerHandlesHeartbeat"
-            or (s[STATUS][action[1][1]] == RUNNING and s[INCARNATION][action[1][1]] == action[1][2])
-        ]
+        def kept(action):
+            if action[0] in ("ControllerHandlesHeartbeat", "ControllerTimesOutHeartbeat"):
+                b, epoch = action[1][1], action[1][2]
+                return s[STATUS][b] == RUNNING and s[KNOWN_EPOCH][b] == epoch
+            return self.session_timeouts or action[0] != "ControllerHandlesRegistrationAfterSessionTimeout"
+
+        return [(action, t) for action, t in self.model.successors(s) if kept(action)]
 
 
+@cache
 def after_restart(semantics: str = "code"):
     model = make_model(settings(restarts=1, semantics=semantics))
+    return model, explore(OnlyLiveHeartbeats(model, session_timeouts=False), check_deadlock=False, stop_on_violation=False)
+
+
+@cache
+def restart_race():
+    model = make_model(settings("restart"))
     return model, explore(OnlyLiveHeartbeats(model), check_deadlock=False, stop_on_violation=False)
 
 
@@ -98,7 +110,7 @@ def test_both_findings_past_the_first_violation():
     assert result.exit_code == 12
     assert [(v.name, v.length) for v in result.violations] == [
         ("LeaderOnOnlineDir", 16), ("IsrOnOnlineDirs", 16), ("FencedUntilAssigned", 12)]
-    assert (result.distinct_states, result.generated_states, result.depth) == (693, 1298, 22)
+    assert (result.distinct_states, result.generated_states, result.depth) == (693, 1483, 22)
 
 
 def test_the_first_violation_is_the_unassigned_unfencing():
@@ -163,25 +175,38 @@ def test_the_kips_reading_leaves_the_partition_leaderless_at_the_same_heartbeat(
     assert all(holds(after_kip) for holds in kip.invariants.values())
 
 
+#: Broker 0 restarts: the old session expires and is fenced, the new incarnation registers.
+RESTARTED = [
+    "BrokerCrashes(b0)",
+    "BrokerStarts(b0)",
+    "BrokerSendsRegistration(b0)",
+    "ControllerCreatesPartition(p0)",
+    "ControllerFencesExpiredBroker(b0)",
+    "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-0', 'dir-1']))",
+    "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
+]
+
+
 def test_after_a_restart_with_no_heartbeat_outliving_its_broker():
     model, result = after_restart()
     assert [(v.name, v.length) for v in result.violations] == [
-        ("LeaderOnOnlineDir", 19), ("IsrOnOnlineDirs", 19), ("AcknowledgedFailureLeadsNothing", 18),
-        ("FencedUntilAssigned", 15)]
+        ("LeaderOnOnlineDir", 20), ("IsrOnOnlineDirs", 20), ("AcknowledgedFailureLeadsNothing", 19),
+        ("FencedUntilAssigned", 16)]
     assert labels(model, violation(result, "LeaderOnOnlineDir").trace) == [
         *REGISTERED_AND_UNFENCED,
-        "BrokerCrashes(b0)",
-        "BrokerStarts(b0)",
-        "BrokerSendsRegistration(b0)",
-        "ControllerCreatesPartition(p0)",
-        "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-0', 'dir-1']))",
-        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
+        *RESTARTED,
         "BrokerConsumesMetadata(b0, p0)",
         "BrokerFailsDir(b0, slot 0)",
         "BrokerSendsHeartbeat(b0)",
         "BrokerSendsAssignment(b0, p0)",
         "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 2, p0 -> dir-0))",
         "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 2, offline ['dir-0']))",
+    ]
+    assert labels(model, violation(result, "FencedUntilAssigned").trace) == [
+        *REGISTERED_AND_UNFENCED,
+        *RESTARTED,
+        "BrokerSendsHeartbeat(b0)",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 2, offline []))",
     ]
     # Finding 2's consequence: unfenced with p0 UNASSIGNED, broker 0 is elected leader of a replica
     # whose log is on dir-0, a failure the controller has just acknowledged.
@@ -193,6 +218,7 @@ def test_after_a_restart_with_no_heartbeat_outliving_its_broker():
         "BrokerStarts(b0)",
         "BrokerSendsRegistration(b0)",
         "BrokerFailsDir(b0, slot 0)",
+        "ControllerFencesExpiredBroker(b0)",
         "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-0', 'dir-1']))",
         "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
         "BrokerSendsHeartbeat(b0)",
@@ -203,29 +229,156 @@ def test_after_a_restart_with_no_heartbeat_outliving_its_broker():
     assert kip.verdict == "ok" and (kip.distinct_states, kip.depth) == (6698, 31)
 
 
-#: checked-in trace -> (whether it comes from the restart search, the property it breaks)
+# -- Finding 3: a registration in the window between a session's timeout and its fencing --------
+
+#: Both brokers register, broker 0 is unfenced by its first heartbeat, broker 1 stays fenced.
+TWO_REGISTERED = [
+    "BrokerStarts(b0)",
+    "BrokerSendsRegistration(b0)",
+    "BrokerStarts(b1)",
+    "BrokerSendsRegistration(b1)",
+    "ControllerHandlesRegistration(Register(b0, incarnation 1, dirs ['dir-0']))",
+    "ControllerHandlesRegistration(Register(b1, incarnation 1, dirs ['dir-1']))",
+    "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 1, epoch 1))",
+    "BrokerSendsHeartbeat(b0)",
+    "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+]
+
+
+def test_finding_3_the_config_stops_at_the_restart_race():
+    result = check(keep_going=False, config="restart")
+    # every invariant the first violating state breaks
+    assert [(v.name, v.kind, v.length) for v in result.violations] == [
+        ("LeaderOnOnlineDir", "invariant", 15), ("FencedBrokerLeadsNothing", "invariant", 15),
+        ("IsrOnOnlineDirs", "invariant", 15)]
+    assert result.exit_code == 12
+    result = check(config="restart")
+    assert [(v.name, v.length) for v in result.violations] == [
+        ("LeaderOnOnlineDir", 15), ("FencedBrokerLeadsNothing", 15), ("IsrOnOnlineDirs", 15)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (111933, 465359, 39)
+
+
+def test_finding_3_a_new_incarnation_registers_before_the_old_one_is_fenced():
+    model, result = restart_race()
+    assert [(v.name, v.length) for v in result.violations] == [
+        ("LeaderOnOnlineDir", 15), ("FencedBrokerLeadsNothing", 15), ("IsrOnOnlineDirs", 15)]
+    trace = violation(result, "FencedBrokerLeadsNothing").trace
+    assert labels(model, trace) == [
+        *TWO_REGISTERED,
+        "BrokerCrashes(b0)",
+        "BrokerStarts(b0)",
+        "BrokerSendsRegistration(b0)",
+        "ControllerCreatesPartition(p0)",
+        "ControllerHandlesRegistrationAfterSessionTimeout(Register(b0, incarnation 2, dirs ['dir-0']))",
+    ]
+    before, after = (model.describe(state) for _, state in trace[-2:])
+    assert (before["fenced"], before["brokerEpoch"], before["registeredIncarnation"]) == ([False, True], [1, 1], [1, 1])
+    # RegisterBrokerRecord fences broker 0 under its new epoch; no PartitionChangeRecord moves p0
+    assert (after["fenced"], after["brokerEpoch"], after["registeredIncarnation"]) == ([True, True], [2, 1], [2, 1])
+    assert after["partition"] == before["partition"] == [
+        {"leader": 0, "isr": [0], "dirs": ["dir-0", "dir-1"], "leaderEpoch": 0, "partitionEpoch": 0}]
+
+
+def test_finding_3_with_a_replaced_disk_the_leader_has_no_log():
+    model, result = restart_race()
+    trace = violation(result, "LeaderOnOnlineDir").trace
+    assert labels(model, trace) == [
+        *TWO_REGISTERED,
+        "BrokerFailsDir(b0, slot 0)",
+        "BrokerStarts(b0, slot 0 replaced)",
+        "BrokerSendsRegistration(b0)",
+        "ControllerCreatesPartition(p0)",
+        "ControllerHandlesRegistrationAfterSessionTimeout(Register(b0, incarnation 2, dirs ['dir-2']))",
+    ]
+    after = model.describe(trace[-1][1])
+    assert after["onlineDirs"] == [["dir-2"], ["dir-1"]]
+    assert after["partition"][0]["leader"] == 0 and after["partition"][0]["dirs"] == ["dir-0", "dir-1"]
+
+
+def test_finding_3_is_the_window_not_the_restart():
+    """Without registrations in the window (the controller fences the old session first) and
+    under the KIP's reading, the same config keeps every invariant."""
+    model = make_model(settings("restart"))
+    result = explore(OnlyLiveHeartbeats(model, session_timeouts=False), check_deadlock=False, stop_on_violation=False)
+    assert result.verdict == "ok"
+    kip = check(config="restart", semantics="kip")
+    assert kip.verdict == "ok" and (kip.distinct_states, kip.generated_states, kip.depth) == (69677, 238521, 38)
+
+
+# -- Finding 4: several log directories below 3.7-IV2 ---------------------------------------------
+
+def test_finding_4_a_failure_below_3_7_iv2_is_acknowledged_and_never_handled():
+    model = make_model(settings("oldmetadata"))
+    result = check(config="oldmetadata")
+    assert [(v.name, v.length) for v in result.violations] == [
+        ("LeaderOnOnlineDir", 17), ("IsrOnOnlineDirs", 17), ("AcknowledgedFailureLeadsNothing", 13),
+        ("FencedUntilAssigned", 13)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (3315, 8611, 26)
+    trace = violation(result, "AcknowledgedFailureLeadsNothing").trace
+    assert labels(model, trace) == [
+        *REGISTERED_AND_UNFENCED,
+        "ControllerCreatesPartition(p0)",
+        "BrokerConsumesMetadata(b0, p0)",
+        "BrokerFailsDir(b0, slot 0)",
+        "BrokerSendsHeartbeat(b0)",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline ['dir-0']))",
+        "BrokerReceivesHeartbeatResponse(HeartbeatResponse(b0, epoch 1, offline ['dir-0']))",
+    ]
+    after = model.describe(trace[-1][1])
+    assert (after["metadataVersion"], after["onlineDirs"], after["dirState"]) == (
+        "3.6-IV2", [[]], [["FAILED_ACKED", "HEALTHY"]])
+    assert after["partition"] == [{"leader": 0, "isr": [0], "dirs": ["MIGRATING"], "leaderEpoch": 0, "partitionEpoch": 0}]
+    assert after["logs"] == [[[0], []]]
+
+
+def test_finding_4_under_the_kips_reading_the_broker_waits_for_the_upgrade():
+    kip = check(config="oldmetadata", semantics="kip")
+    assert kip.verdict == "ok" and (kip.distinct_states, kip.generated_states, kip.depth) == (580, 1090, 23)
+    first = make_model(settings("oldmetadata", semantics="kip"))
+    (_, start), = [(a, t) for a, t in first.successors(next(first.init_states())) if a[0] == "AdminUpgradesMetadataVersion"]
+    assert [a[0] for a, _ in first.successors(next(first.init_states()))] == ["AdminUpgradesMetadataVersion"]
+    assert [a[0] for a, _ in first.successors(start)][0] == "BrokerStarts"
+
+
+#: checked-in trace -> (the search it comes from, the property it breaks)
 TRACES = {
-    FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json": (False, "LeaderOnOnlineDir"),
-    FINDINGS / "heartbeat_FencedUntilAssigned.itf.json": (False, "FencedUntilAssigned"),
-    FINDINGS / "heartbeat_restart_LeaderOnOnlineDir.itf.json": (True, "LeaderOnOnlineDir"),
-    FINDINGS / "heartbeat_restart_AcknowledgedFailureLeadsNothing.itf.json": (True, "AcknowledgedFailureLeadsNothing"),
+    FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json": ("heartbeat", "LeaderOnOnlineDir"),
+    FINDINGS / "heartbeat_FencedUntilAssigned.itf.json": ("heartbeat", "FencedUntilAssigned"),
+    FINDINGS / "heartbeat_restart_LeaderOnOnlineDir.itf.json": ("heartbeat_restart", "LeaderOnOnlineDir"),
+    FINDINGS / "heartbeat_restart_AcknowledgedFailureLeadsNothing.itf.json": (
+        "heartbeat_restart", "AcknowledgedFailureLeadsNothing"),
+    FINDINGS / "restart_FencedBrokerLeadsNothing.itf.json": ("restart", "FencedBrokerLeadsNothing"),
+    FINDINGS / "restart_LeaderOnOnlineDir.itf.json": ("restart", "LeaderOnOnlineDir"),
+    FINDINGS / "oldmetadata_AcknowledgedFailureLeadsNothing.itf.json": ("oldmetadata", "AcknowledgedFailureLeadsNothing"),
 }
+
+
+def searches() -> dict[str, tuple]:
+    """search -> (model, result, where its config comes from, its settings)."""
+    heartbeat = "spec/configs/heartbeat.toml"
+    model, restarted = after_restart()
+    race_model, race = restart_race()
+    return {
+        "heartbeat": (make_model(settings()), check(), heartbeat, settings()),
+        "heartbeat_restart": (model, restarted, f"{heartbeat} --set restarts=1, heartbeats only from a running broker, "
+                              "no registration between a session's timeout and its fencing", settings(restarts=1)),
+        "restart": (race_model, race, "spec/configs/restart.toml, heartbeats only from a running broker",
+                    settings("restart")),
+        "oldmetadata": (make_model(settings("oldmetadata")), check(config="oldmetadata"),
+                        "spec/configs/oldmetadata.toml", settings("oldmetadata")),
+    }
 
 
 def documents() -> dict[Path, dict]:
     """The checked-in traces as ``kraftcheck check --continue`` writes them."""
-    source = "spec/configs/heartbeat.toml"
     check_table = {"model": "kraftcheck.model:make_model", "deadlock": False}
     meta = {"model": "kraftcheck.model:make_model"}
-    shortest = (make_model(settings()), check(), {"source": source, "settings": settings()})
-    model, result = after_restart()
-    restart = (model, result, {"source": f"{source} --set restarts=1, heartbeats only from a running broker",
-                               "settings": settings(restarts=1)})
+    found = searches()
     documents = {}
-    for path, (after_a_restart, name) in TRACES.items():
-        model, result, config = restart if after_a_restart else shortest
+    for path, (search, name) in TRACES.items():
+        model, result, source, config = found[search]
         documents[path] = counterexample_document(model, violation(result, name), {
-            **meta, "config": {**meta, "source": config["source"], "check": check_table, "settings": config["settings"]}})
+            **meta, "config": {**meta, "source": source, "check": check_table, "settings": config}})
     return documents
 
 

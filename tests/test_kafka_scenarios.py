@@ -16,22 +16,28 @@ from kraftcheck.model.kraft import (
     ASSIGN,
     ASSIGN_RESPONSE,
     BROKER_EPOCH,
+    DIRS,
     DIR_IDS,
     FENCED,
+    FUTURE,
     HEARTBEAT,
     HEARTBEAT_RESPONSE,
     ISR,
+    KNOWN_EPOCH,
     LEADER,
     LEADER_EPOCH,
+    METADATA_VERSION,
+    MV_3_6,
     NETWORK,
     ONLINE_DIRS,
     PARTITION,
     PARTITION_EPOCH,
-    REGISTER,
-    REGISTER_RESPONSE,
-    DIRS,
-    FUTURE,
     QUEUED,
+    REGISTER,
+    REGISTERED_INCARNATION,
+    REGISTER_RESPONSE,
+    STARTING,
+    STATUS,
 )
 from kraftcheck.model.uuids import FIRST_REAL, LOST, MIGRATING, RESERVED3, UNASSIGNED, is_online
 
@@ -248,6 +254,7 @@ def test_repaired_broker_is_not_marked_offline_by_its_own_old_heartbeat():
     state = step(model, state, "BrokerStarts", 0, ((0, -1),))  # the disk comes back repaired
     assert state[DIR_IDS][0][0] == failed
     state = step(model, state, "BrokerSendsRegistration", 0)
+    state = step(model, state, "ControllerFencesExpiredBroker", 0)  # the old session expires first
     state = deliver(model, state, REGISTER, 0)
     assert state[BROKER_EPOCH][0] == 2 and state[FENCED][0]
     assert failed in state[ONLINE_DIRS][0]
@@ -418,3 +425,107 @@ def test_replica_in_an_offline_directory_is_not_recreated_elsewhere():
     after = broken.BrokerConsumesMetadata(state, 0, 0)
     assert broken.main_slots(after, 0, 0) == (0, 1)
     assert not broken.invariants["NoReplicaRecreatedElsewhere"](after)
+
+
+# -------------------------------------------------------------------------------------------
+# Registration as ClusterControlManager.registerBroker does it (semantics "code")
+# -------------------------------------------------------------------------------------------
+
+
+def registered_and_unfenced(**settings):
+    model = make_model(dict(brokers=1, dirs_per_broker=1, partitions=1, replication_factor=1, max_messages=4, **settings))
+    return model, start_and_register(model, next(iter(model.init_states())), [0])
+
+
+def test_the_same_incarnation_keeps_its_epoch_a_new_one_gets_the_next():
+    """ClusterControlManagerTest.testReRegistrationAndBrokerEpoch: registering again with the
+    same incarnation ID keeps the epoch; a new incarnation ID gets the new record's offset."""
+    model, state = registered_and_unfenced()
+    request = (REGISTER, 0, 1, state[DIR_IDS][0])
+    again = model.ControllerHandlesRegistration(_with_message(state, request), request)
+    assert (again[BROKER_EPOCH], again[REGISTERED_INCARNATION], again[FENCED]) == ((1,), (1,), (False,))
+    assert (REGISTER_RESPONSE, 0, 1, 1) in again[NETWORK]
+    # The mutants: KAFKA-16952 (a new epoch) and KAFKA-16757 (the record's default flags).
+    for mutant, expected in (("reregistration_new_epoch", ((2,), (False,))), ("reregistration_fences", ((1,), (True,)))):
+        broken = make_model(dict(model.settings.__dict__, mutant=mutant))
+        after = broken.ControllerHandlesRegistration(_with_message(state, request), request)
+        assert (after[BROKER_EPOCH], after[FENCED]) == expected
+    # A new incarnation once the old session is fenced: the next epoch, fenced.
+    state = step(model, step(model, state, "BrokerCrashes", 0), "ControllerFencesExpiredBroker", 0)
+    state = step(model, step(model, state, "BrokerStarts", 0, ()), "BrokerSendsRegistration", 0)
+    state = deliver(model, state, REGISTER, 0)
+    assert (state[BROKER_EPOCH], state[REGISTERED_INCARNATION], state[FENCED]) == ((2,), (2,), (True,))
+    assert (REGISTER_RESPONSE, 0, 2, 2) in state[NETWORK]
+
+
+def _with_message(state, m):
+    return state[:NETWORK] + (tuple(sorted(state[NETWORK] + (m,))),) + state[NETWORK + 1:]
+
+
+def test_a_new_incarnation_while_the_session_is_valid_is_a_duplicate_registration():
+    """DuplicateBrokerRegistrationException: nothing written, an error answered; the broker
+    stays starting and registers again later."""
+    model, state = registered_and_unfenced()
+    state = step(model, state, "BrokerCrashes", 0)
+    state = step(model, step(model, state, "BrokerStarts", 0, ()), "BrokerSendsRegistration", 0)
+    rejected = deliver(model, state, REGISTER, 0)
+    assert (REGISTER_RESPONSE, 0, 2, 0) in rejected[NETWORK]
+    assert model._controller_vars(rejected) == model._controller_vars(state)
+    rejected = deliver(model, rejected, REGISTER_RESPONSE, 0)
+    assert rejected[STATUS][0] == STARTING
+    assert ("BrokerSendsRegistration", 0) in [a for a, _ in model.successors(rejected)]
+    # The same request after the session timed out but before the fencing: accepted, and the
+    # broker, fenced by the record, still leads p0 (finding 3).
+    state = step(model, state, "ControllerCreatesPartition", 0)
+    raced = step(model, state, "ControllerHandlesRegistrationAfterSessionTimeout", match=lambda m: m[0] == REGISTER)
+    assert (raced[BROKER_EPOCH], raced[FENCED], raced[PARTITION][0][LEADER]) == ((2,), (True,), 0)
+    assert not model.invariants["FencedBrokerLeadsNothing"](raced)
+
+
+def test_a_timed_out_heartbeat_changes_nothing_but_the_network():
+    """processExpiredBrokerHeartbeat: the session is touched; no unfencing, no offline directory."""
+    model = make_model(dict(brokers=1, dirs_per_broker=2, partitions=1, replication_factor=1, max_messages=4))
+    state = next(iter(model.init_states()))
+    state = step(model, state, "BrokerStarts", 0, ())
+    state = step(model, state, "BrokerSendsRegistration", 0)
+    state = deliver(model, deliver(model, state, REGISTER, 0), REGISTER_RESPONSE, 0)
+    state = step(model, step(model, state, "BrokerFailsDir", 0, 0), "BrokerSendsHeartbeat", 0)
+    after = step(model, state, "ControllerTimesOutHeartbeat", match=lambda m: m[0] == HEARTBEAT)
+    assert after[:NETWORK] + after[NETWORK + 1:] == state[:NETWORK] + state[NETWORK + 1:]
+    assert not after[NETWORK]
+    kip = make_model(dict(model.settings.__dict__, semantics="kip"))
+    assert "ControllerTimesOutHeartbeat" not in [a[0] for a, _ in kip.successors(state)]
+
+
+def test_upgrade_to_3_7_iv2_makes_running_brokers_register_their_directories():
+    """BrokerRegistrationTrackerTest: at 3.7-IV2 or later a registration without directories is
+    sent again; the controller amends it, keeping the epoch and the flags."""
+    model, state = registered_and_unfenced(metadata_version="3.6-IV2", metadata_upgrade=True)
+    assert state[ONLINE_DIRS] == ((),) and state[METADATA_VERSION] == MV_3_6
+    assert "BrokerRefreshesRegistration" not in [a[0] for a, _ in model.successors(state)]
+    state = step(model, state, "ControllerCreatesPartition", 0)
+    assert state[PARTITION][0][DIRS] == (MIGRATING,)
+    state = step(model, state, "AdminUpgradesMetadataVersion")
+    state = step(model, state, "BrokerRefreshesRegistration", 0)
+    assert "BrokerSendsHeartbeat" not in [a[0] for a, _ in model.successors(state)]
+    state = deliver(model, state, REGISTER, 0)
+    assert state[ONLINE_DIRS] == ((FIRST_REAL,),)
+    assert (state[BROKER_EPOCH], state[FENCED], state[PARTITION][0][LEADER]) == ((1,), (False,), 0)
+    state = deliver(model, state, REGISTER_RESPONSE, 0)
+    assert state[KNOWN_EPOCH] == (1,)
+    # the broker now tells the controller where its MIGRATING replica lives
+    state = step(model, state, "BrokerConsumesMetadata", 0, 0)
+    state = step(model, state, "BrokerSendsAssignment", 0, 0)
+    state = deliver(model, state, ASSIGN, 0)
+    assert state[PARTITION][0][DIRS] == (FIRST_REAL,)
+    check_invariants(model, state)
+
+
+def test_below_3_7_iv2_a_jbod_broker_runs_under_the_code_and_waits_under_the_kip():
+    code = make_model(dict(brokers=1, dirs_per_broker=2, partitions=1, replication_factor=1, metadata_version="3.6-IV2"))
+    kip = make_model(dict(code.settings.__dict__, semantics="kip"))
+    init = next(iter(code.init_states()))
+    assert [a[0] for a, _ in code.successors(init)] == ["BrokerStarts"]
+    assert [a[0] for a, _ in kip.successors(init)] == []
+    mutant = make_model(dict(kip.settings.__dict__, mutant="jbod_below_3_7_iv2"))
+    assert [a[0] for a, _ in mutant.successors(init)] == ["BrokerStarts"]
