@@ -2,8 +2,9 @@
 
 Each finding is written up in spec/README.md ("Findings"), its traces checked in under
 spec/findings/; these tests hold it to its exact figures.  ``python -m tests.test_kafka_findings``
-writes the checked-in traces again.  Both findings live on spec/configs/heartbeat.toml and are
-reported together past the first violation (``kraftcheck check --continue``).
+writes the checked-in traces again.  Findings 1 and 2 live on spec/configs/heartbeat.toml and
+are reported together past the first violation (``kraftcheck check --continue``); finding 3 on
+spec/configs/restart.toml, finding 4 on spec/configs/oldmetadata.toml.
 
 1. One heartbeat that unfences and reports a failed directory: ``processBrokerHeartbeat``
    computes all its records from the image the heartbeat found, ``handleBrokerUnfenced``'s
@@ -15,6 +16,13 @@ reported together past the first violation (``kraftcheck check --continue``).
    replica of it is still UNASSIGNED (KIP-858 keeps it fenced until none is): FencedUntilAssigned,
    and after a restart, a leader on a directory whose failure was acknowledged
    (AcknowledgedFailureLeadsNothing).
+3. A new incarnation registers after its old session has timed out but before the controller
+   has fenced it: ``registerBroker`` writes a fenced registration and nothing else (no unclean
+   shutdown handling without ELR), so the fenced broker keeps leading what it led, on a disk that
+   may be gone (FencedBrokerLeadsNothing, LeaderOnOnlineDir).
+4. Below metadata version 3.7-IV2 a broker with two directories runs (the validator's fault is
+   not fatal); its directory failure is acknowledged by the heartbeat response and never
+   handled by the controller (AcknowledgedFailureLeadsNothing).
 """
 
 from __future__ import annotations
