@@ -295,16 +295,19 @@ class KRaftJBOD:
             return dirs[0]
         return UNASSIGNED
 
-    def partition_change_record(self, view, p, remove=NONE, add=NONE, new_dirs=None, keep_in_isr=False):
+    def partition_change_record(self, view, p, remove=NONE, add=NONE, new_dirs=None, keep_in_isr=False, acceptor_dirs=None):
         """PartitionChangeBuilder.build, reading the image ``view``: remove a broker from the ISR
         (never the last member), then elect (clean: the current leader if still acceptable, else
         the first acceptable ISR replica in replica order, else no leader).  ``remove`` is never
         an acceptable leader and ``add`` is one though the image still has it fenced
-        (generateLeaderAndIsrUpdates' brokerToRemove and brokerToAdd).  Returns the
-        PartitionChangeRecord, holding only what changes, or None when nothing does."""
+        (generateLeaderAndIsrUpdates' brokerToRemove and brokerToAdd).  A replica is judged on
+        ``acceptor_dirs`` (Kafka's LeaderAcceptor reads the registration the builder started
+        from), by default the new directories.  Returns the PartitionChangeRecord, holding only
+        what changes, or None when nothing does."""
         part = view[PARTITION][p]
         leader, isr, dirs = part[LEADER], part[ISR], part[DIRS]
         target_dirs = dirs if new_dirs is None else new_dirs
+        judged_dirs = target_dirs if acceptor_dirs is None else acceptor_dirs
         target_isr = isr
         if remove != NONE and remove in isr and len(isr) > 1 and not keep_in_isr:
             target_isr = tuple(r for r in isr if r != remove)
@@ -313,7 +316,7 @@ class KRaftJBOD:
         def ok(r):
             if r == remove:
                 return False
-            directory = target_dirs[replicas.index(r)]
+            directory = judged_dirs[replicas.index(r)]
             if r == add:
                 return self.registered(view, r) and self._controller_thinks_online(view, r, directory)
             return self.acceptable_leader(view, r, directory)
@@ -910,12 +913,15 @@ class KRaftJBOD:
         return part
 
     def ControllerFencesExpiredBroker(self, s, b):
-        """The registered incarnation stopped heartbeating (it is down or was replaced): fence it
-        and move its leaderships and ISR memberships away."""
+        """maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down
+        or was replaced): fence it and move its leaderships and ISR memberships away (under
+        semantics "code" as handleBrokerFenced's records, computed from the image)."""
         if not self.registered(s, b) or s[FENCED][b]:
             return None
         if self.alive(s, b):
             return None  # its session is alive
+        if self.code:
+            return self.replay(s, self._fence_records(s, b))
         n = self._with(s, fenced=_set(s[FENCED], b, True))
         if self.mutant == "fenced_leader_kept":
             return n
@@ -925,10 +931,24 @@ class KRaftJBOD:
         )
         return self._with(n, partition=parts)
 
+    def _fence_records(self, view, b):
+        """handleBrokerFenced against the image ``view``: the broker out of each partition it is
+        in the ISR of (brokerToRemove), then the BrokerRegistrationChangeRecord that fences it."""
+        records = []
+        if self.mutant != "fenced_leader_kept":
+            for p, part in enumerate(view[PARTITION]):
+                if part is not None and b in part[ISR]:
+                    records.append(self.partition_change_record(view, p, remove=b))
+        return [r for r in records if r is not None] + [(REGISTRATION_CHANGE, b, True, None)]
+
     def ControllerHandlesAssignment(self, s, m):
         """AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and
         if it is not online for the broker (LOST, unknown) take the replica out as for a
-        failed directory."""
+        failed directory.  Under semantics "code" as handleAssignReplicasToDirs writes it: a
+        PartitionChangeRecord setting the directory (its election judging replicas on the
+        directories the partition had), then, for a directory not online, a second record from
+        the same image taking the broker out (generateLeaderAndIsrUpdates): two records, the
+        partition epoch up by two.  Under "kip" one change does both."""
         _, b, epoch, p, directory = m
         net = _bag_remove(s[NETWORK], m)
         if not self.assignment_supported(s):
@@ -942,7 +962,13 @@ class KRaftJBOD:
             return self._with(s, network=_bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, False)))
         n = self._with(s, network=_bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, True)))
         dirs = _set(part[DIRS], self.replicas[p].index(b), directory)
-        if self._controller_thinks_online(n, b, directory):
+        online = self._controller_thinks_online(n, b, directory)
+        if self.code:
+            records = [self.partition_change_record(n, p, new_dirs=dirs, acceptor_dirs=part[DIRS])]
+            if not online:
+                records.append(self.partition_change_record(n, p, remove=b))
+            return self.replay(n, [r for r in records if r is not None])
+        if online:
             new_part = self.change_partition(n, p, new_dirs=dirs)
         else:
             new_part = self.change_partition(n, p, remove=b, new_dirs=dirs)

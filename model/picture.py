@@ -3,7 +3,7 @@
 ``picture(vars, previous)`` draws from the variables exactly as ``KRaftJBOD.describe`` names
 them (nothing else), and returns a graphviz HTML-like ``<TABLE>``:
 
-- one column per broker: a box with its status and incarnation, holding its log directories
+- one column per broker: a box with its status, incarnation and broker epoch, holding its log directories
   (short UUID names, online or failed), each holding the replicas on it (leader and ISR
   marked, future replicas of a move, assignments queued for the controller);
 - under each broker, the controller's view of it (registered epoch, fenced, online
@@ -123,10 +123,12 @@ def _differs(now: _View, before: _View | None, name: str, *path: Any) -> bool:
 def _broker(now: _View, before: _View | None, b: int) -> str:
     status = now.at("brokerStatus", b)
     incarnation = now.at("incarnation", b)
-    header_changed = _differs(now, before, "brokerStatus", b) or _differs(now, before, "incarnation", b)
+    known_epoch = now.at("knownEpoch", b)
+    header_changed = any(_differs(now, before, name, b) for name in ("brokerStatus", "incarnation", "knownEpoch"))
     background = OFF if status == "OFF" else BROKER
+    epoch_text = f", epoch {_e(known_epoch)}" if known_epoch else ""
     header = (f'<TR><TD ALIGN="LEFT"{_bg(header_changed)}><B>broker {b}</B>  {_e(status)}'
-              f'  <FONT POINT-SIZE="9">incarnation {_e(incarnation)}</FONT></TD></TR>')
+              f'  <FONT POINT-SIZE="9">incarnation {_e(incarnation)}{epoch_text}</FONT></TD></TR>')
     dirs = [_directory(now, before, b, slot) for slot in range(len(now.at("dirIds", b) or []))]
     queued = _queued(now, before, b)
     body = "".join(f"<TR><TD>{d}</TD></TR>" for d in dirs) + queued
@@ -208,7 +210,7 @@ def _controller_view(now: _View, before: _View | None, b: int) -> str:
     fenced = now.at("fenced", b)
     registered = now.at("onlineDirs", b) or []
     lines = []
-    changed = _differs(now, before, "brokerEpoch", b)
+    changed = _differs(now, before, "brokerEpoch", b) or _differs(now, before, "registeredIncarnation", b)
     epoch_text = f"epoch {_e(epoch)}" if epoch else "not registered"
     # The registration is of another incarnation than the running one (traces from before
     # registeredIncarnation was a variable had the epoch stand for it).
@@ -292,8 +294,8 @@ def _network(now: _View, before: _View | None) -> str:
 
 
 def _counters(now: _View, before: _View | None) -> str:
-    names = (("nextUuid", "next UUID"), ("dirFailures", "dir failures"), ("lostMessages", "lost messages"),
-             ("movesStarted", "moves started"))
+    names = (("metadataVersion", "metadata.version"), ("nextUuid", "next UUID"), ("dirFailures", "dir failures"),
+             ("lostMessages", "lost messages"), ("movesStarted", "moves started"))
     cells = "".join(
         f'<TD{_bg(_differs(now, before, name))}><FONT POINT-SIZE="9">{label} {_e(now.get(name))}</FONT></TD>'
         for name, label in names if name in now.values

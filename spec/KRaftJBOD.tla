@@ -136,12 +136,14 @@ DefaultDir(b) ==
 (* is a PartitionChangeRecord holding only what changes; ep, fen, od: the controller state the  *)
 (* election reads.                                                                              *)
 NoLeaderChange == -2
-ChangeRecord(part, p, remove, add, newDirs, keepInIsr, ep, fen, od) ==
+\* A replica is judged on acceptDirs (Kafka's LeaderAcceptor reads the registration the builder
+\* started from); ChangeRecord judges it on the new directories.
+ChangeRecordJudging(part, p, remove, add, newDirs, acceptDirs, keepInIsr, ep, fen, od) ==
     LET isr == IF remove # NONE /\ remove \in part.isr /\ Cardinality(part.isr) > 1 /\ ~keepInIsr
                THEN part.isr \ {remove} ELSE part.isr
         Ok(r) == /\ r # remove
-                 /\ IF r = add THEN ep[r] > 0 /\ ControllerThinksOnline(r, newDirs[r], od)
-                    ELSE AcceptableLeader(r, newDirs[r], ep, fen, od)
+                 /\ IF r = add THEN ep[r] > 0 /\ ControllerThinksOnline(r, acceptDirs[r], od)
+                    ELSE AcceptableLeader(r, acceptDirs[r], ep, fen, od)
         candidates == {k \in 1 .. ReplicationFactor : Replicas(p)[k] \in isr /\ Ok(Replicas(p)[k])}
         newLeader == IF part.leader # NoLeader /\ part.leader \in isr /\ Ok(part.leader) THEN part.leader
                      ELSE IF candidates = {} THEN NoLeader
@@ -149,6 +151,8 @@ ChangeRecord(part, p, remove, add, newDirs, keepInIsr, ep, fen, od) ==
     IN [leader |-> IF newLeader # part.leader THEN newLeader ELSE NoLeaderChange,
         setIsr |-> isr # part.isr, isr |-> isr,
         setDirs |-> newDirs # part.dirs, dirs |-> newDirs]
+ChangeRecord(part, p, remove, add, newDirs, keepInIsr, ep, fen, od) ==
+    ChangeRecordJudging(part, p, remove, add, newDirs, newDirs, keepInIsr, ep, fen, od)
 
 \* PartitionRegistration.merge: replaying a record sets what it holds; the leader epoch goes up
 \* when it sets a leader, the partition epoch with every record.  A record that would change
@@ -655,8 +659,10 @@ ControllerTimesOutHeartbeat(m) ==
     /\ network' = BagRemove(network, m)
     /\ UNCHANGED <<brokerVars, controllerVars, counters>>
 
-\* The registered incarnation stopped heartbeating (it is down or was replaced): fence it and
-\* move its leaderships and ISR memberships away.
+\* maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down or was
+\* replaced): fence it and move its leaderships and ISR memberships away.  Semantics "code":
+\* handleBrokerFenced's records, for the partitions with the broker in the ISR, computed from
+\* the image, then the fencing.
 ControllerFencesExpiredBroker(b) ==
     LET fen == [fenced EXCEPT ![b] = TRUE] IN
     /\ Registered(b)
@@ -664,6 +670,11 @@ ControllerFencesExpiredBroker(b) ==
     /\ ~Alive(b)
     /\ fenced' = fen
     /\ partition' = IF Mutant = "fenced_leader_kept" THEN partition
+                    ELSE IF Semantics = "code"
+                    THEN [p \in Partitions |->
+                            IF partition[p] # NoPartition /\ b \in partition[p].isr
+                            THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fenced, onlineDirs)
+                            ELSE partition[p]]
                     ELSE [p \in Partitions |->
                             IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
                             THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fen, onlineDirs)
@@ -672,6 +683,9 @@ ControllerFencesExpiredBroker(b) ==
 
 \* AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and if it is
 \* not online for the broker (LOST, unknown) take the replica out as for a failed directory.
+\* Semantics "code" (handleAssignReplicasToDirs): a record setting the directory, its election
+\* judging replicas on the partition's old directories, then, for a directory not online, a
+\* record from the same image taking the broker out: the partition epoch up by two.
 ControllerHandlesAssignment(m) ==
     LET b == m.broker
         p == m.partition
@@ -685,11 +699,19 @@ ControllerHandlesAssignment(m) ==
           THEN network' = net /\ UNCHANGED controllerVars
           ELSE IF partition[p] = NoPartition \/ b \notin ReplicaSet(p)
           THEN network' = Answer(FALSE) /\ UNCHANGED controllerVars
-          ELSE LET dirs == [partition[p].dirs EXCEPT ![b] = m.dir]
-                   remove == IF ControllerThinksOnline(b, m.dir, onlineDirs) THEN NONE ELSE b
+          ELSE LET part == partition[p]
+                   dirs == [part.dirs EXCEPT ![b] = m.dir]
+                   online == ControllerThinksOnline(b, m.dir, onlineDirs)
+                   remove == IF online THEN NONE ELSE b
+                   first == Merge(part, ChangeRecordJudging(part, p, NONE, NONE, dirs, part.dirs, FALSE,
+                                                            brokerEpoch, fenced, onlineDirs))
+                   codePart == IF online THEN first
+                               ELSE Merge(first, ChangeRecord(part, p, b, NONE, part.dirs, FALSE,
+                                                              brokerEpoch, fenced, onlineDirs))
                IN /\ network' = Answer(TRUE)
                   /\ partition' = [partition EXCEPT ![p] =
-                        ChangePartition(partition[p], p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
+                        IF Semantics = "code" THEN codePart
+                        ELSE ChangePartition(part, p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
                   /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
        /\ UNCHANGED <<brokerVars, counters>>
 

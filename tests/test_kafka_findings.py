@@ -38,7 +38,8 @@ from pathlib import Path
 
 from kraftcheck.checker.bfs import explore
 from kraftcheck.model import make_model
-from kraftcheck.model.kraft import KNOWN_EPOCH, RUNNING, STATUS
+from kraftcheck.model.kraft import ASSIGN, KNOWN_EPOCH, NETWORK, RUNNING, STATUS
+from kraftcheck.model.uuids import LOST
 from kraftcheck.traces.counterexample import counterexample_document
 
 SPEC = Path(importlib.resources.files("kraftcheck.spec"))
@@ -118,7 +119,7 @@ def test_both_findings_past_the_first_violation():
     assert result.exit_code == 12
     assert [(v.name, v.length) for v in result.violations] == [
         ("LeaderOnOnlineDir", 16), ("IsrOnOnlineDirs", 16), ("FencedUntilAssigned", 12)]
-    assert (result.distinct_states, result.generated_states, result.depth) == (693, 1483, 22)
+    assert (result.distinct_states, result.generated_states, result.depth) == (657, 1415, 22)
 
 
 def test_the_first_violation_is_the_unassigned_unfencing():
@@ -198,8 +199,8 @@ RESTARTED = [
 def test_after_a_restart_with_no_heartbeat_outliving_its_broker():
     model, result = after_restart()
     assert [(v.name, v.length) for v in result.violations] == [
-        ("LeaderOnOnlineDir", 20), ("IsrOnOnlineDirs", 20), ("AcknowledgedFailureLeadsNothing", 19),
-        ("FencedUntilAssigned", 16)]
+        ("LeaderOnOnlineDir", 20), ("IsrOnOnlineDirs", 20), ("ElectedWhenPossible", 23),
+        ("AcknowledgedFailureLeadsNothing", 19), ("FencedUntilAssigned", 16)]
     assert labels(model, violation(result, "LeaderOnOnlineDir").trace) == [
         *REGISTERED_AND_UNFENCED,
         *RESTARTED,
@@ -262,14 +263,16 @@ def test_finding_3_the_config_stops_at_the_restart_race():
     assert result.exit_code == 12
     result = check(config="restart")
     assert [(v.name, v.length) for v in result.violations] == [
-        ("LeaderOnOnlineDir", 15), ("FencedBrokerLeadsNothing", 15), ("IsrOnOnlineDirs", 15)]
-    assert (result.distinct_states, result.generated_states, result.depth) == (111933, 465359, 39)
+        ("LeaderOnOnlineDir", 15), ("FencedBrokerLeadsNothing", 15), ("IsrOnOnlineDirs", 15),
+        ("ElectedWhenPossible", 21)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (112915, 469641, 39)
 
 
 def test_finding_3_a_new_incarnation_registers_before_the_old_one_is_fenced():
     model, result = restart_race()
     assert [(v.name, v.length) for v in result.violations] == [
-        ("LeaderOnOnlineDir", 15), ("FencedBrokerLeadsNothing", 15), ("IsrOnOnlineDirs", 15)]
+        ("LeaderOnOnlineDir", 15), ("FencedBrokerLeadsNothing", 15), ("IsrOnOnlineDirs", 15),
+        ("ElectedWhenPossible", 21)]
     trace = violation(result, "FencedBrokerLeadsNothing").trace
     assert labels(model, trace) == [
         *TWO_REGISTERED,
@@ -303,14 +306,75 @@ def test_finding_3_with_a_replaced_disk_the_leader_has_no_log():
     assert after["partition"][0]["leader"] == 0 and after["partition"][0]["dirs"] == ["dir-0", "dir-1"]
 
 
-def test_finding_3_is_the_window_not_the_restart():
-    """Without registrations in the window (the controller fences the old session first) and
-    under the KIP's reading, the same config keeps every invariant."""
+@cache
+def restart_without_the_window():
     model = make_model(settings("restart"))
-    result = explore(OnlyLiveHeartbeats(model, session_timeouts=False), check_deadlock=False, stop_on_violation=False)
-    assert result.verdict == "ok"
+    return model, explore(OnlyLiveHeartbeats(model, session_timeouts=False), check_deadlock=False, stop_on_violation=False)
+
+
+def test_finding_3_is_the_window_not_the_restart():
+    """Without registrations in the window (the controller fences the old session first) only
+    finding 5 is left on the same config; under the KIP's reading every invariant holds."""
+    _, result = restart_without_the_window()
+    assert [(v.name, v.length) for v in result.violations] == [("ElectedWhenPossible", 22)]
     kip = check(config="restart", semantics="kip")
     assert kip.verdict == "ok" and (kip.distinct_states, kip.generated_states, kip.depth) == (69677, 238521, 38)
+
+
+# -- Finding 5: an assignment judged on the directory the replica had -----------------------------
+
+def test_finding_5_an_assignment_to_an_online_directory_leaves_the_partition_leaderless():
+    model, result = restart_without_the_window()
+    trace = violation(result, "ElectedWhenPossible").trace
+    assert labels(model, trace) == [
+        *TWO_REGISTERED,
+        "BrokerFailsDir(b0, slot 0)",
+        "BrokerStarts(b0, slot 0 replaced)",
+        "BrokerSendsRegistration(b0)",
+        "ControllerCreatesPartition(p0)",
+        "ControllerFencesExpiredBroker(b0)",
+        "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-2']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
+        "BrokerSendsHeartbeat(b0)",
+        "BrokerConsumesMetadata(b0, p0)",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 2, offline []))",
+        "BrokerSendsAssignment(b0, p0)",
+        "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 2, p0 -> dir-2))",
+    ]
+    before, after = trace[-2][1], trace[-1][1]
+    assert model.describe(before)["partition"] == [
+        {"leader": -1, "isr": [0], "dirs": ["dir-0", "dir-1"], "leaderEpoch": 1, "partitionEpoch": 1}]
+    # one record: the directory set, no election (broker 0 judged on dir-0, no longer registered)
+    assert model.describe(after)["partition"] == [
+        {"leader": -1, "isr": [0], "dirs": ["dir-2", "dir-1"], "leaderEpoch": 1, "partitionEpoch": 2}]
+    assert model.describe(after)["fenced"] == [False, True] and model.describe(after)["logs"] == [[[0]], [[]]]
+    # The KIP's reading judges broker 0 on dir-2 and elects it: a replica created empty on the new disk.
+    kip = make_model(settings("restart", semantics="kip"))
+    elected = kip.ControllerHandlesAssignment(before, trace[-1][0][1])
+    assert kip.describe(elected)["partition"][0]["leader"] == 0
+    # Kafka elects it too, at the next unfencing of any broker (handleBrokerUnfenced judges the
+    # replica on the directories the partition has then).
+    unfenced_b1 = model.replay(after, model._unfence_records(after, 1))
+    assert model.describe(unfenced_b1)["partition"][0]["leader"] == 0
+
+
+def test_finding_5_a_two_record_assignment_raises_the_partition_epoch_by_two():
+    """handleAssignReplicasToDirs to a directory not online: the directory record, then the
+    broker taken out, both computed from the image: two PartitionChangeRecords."""
+    model = make_model(settings("restart"))
+    _, result = restart_race()
+    state = violation(result, "FencedBrokerLeadsNothing").trace[-1][1]  # broker 0 leads p0 on dir-0
+    view = model.describe(state)["partition"][0]
+    assert (view["leader"], view["partitionEpoch"]) == (0, 0)
+    lost = (ASSIGN, 0, 2, 0, LOST)
+    after = model.ControllerHandlesAssignment(state[:NETWORK] + ((lost,),) + state[NETWORK + 1:], lost)
+    # each record sets the leader (none): the leader epoch goes up twice too
+    assert model.describe(after)["partition"][0] == {
+        "leader": -1, "isr": [0], "dirs": ["LOST", "dir-1"], "leaderEpoch": 2, "partitionEpoch": 2}
+    kip = make_model(settings("restart", semantics="kip"))
+    after = kip.ControllerHandlesAssignment(state[:NETWORK] + ((lost,),) + state[NETWORK + 1:], lost)
+    assert kip.describe(after)["partition"][0] == {
+        "leader": -1, "isr": [0], "dirs": ["LOST", "dir-1"], "leaderEpoch": 1, "partitionEpoch": 1}
 
 
 # -- Finding 4: several log directories below 3.7-IV2 ---------------------------------------------
@@ -321,7 +385,7 @@ def test_finding_4_a_failure_below_3_7_iv2_is_acknowledged_and_never_handled():
     assert [(v.name, v.length) for v in result.violations] == [
         ("LeaderOnOnlineDir", 17), ("IsrOnOnlineDirs", 17), ("AcknowledgedFailureLeadsNothing", 13),
         ("FencedUntilAssigned", 13)]
-    assert (result.distinct_states, result.generated_states, result.depth) == (3315, 8611, 26)
+    assert (result.distinct_states, result.generated_states, result.depth) == (3275, 8536, 26)
     trace = violation(result, "AcknowledgedFailureLeadsNothing").trace
     assert labels(model, trace) == [
         *REGISTERED_AND_UNFENCED,
@@ -358,6 +422,7 @@ TRACES = {
     FINDINGS / "restart_FencedBrokerLeadsNothing.itf.json": ("restart", "FencedBrokerLeadsNothing"),
     FINDINGS / "restart_LeaderOnOnlineDir.itf.json": ("restart", "LeaderOnOnlineDir"),
     FINDINGS / "oldmetadata_AcknowledgedFailureLeadsNothing.itf.json": ("oldmetadata", "AcknowledgedFailureLeadsNothing"),
+    FINDINGS / "restart_ElectedWhenPossible.itf.json": ("restart_fenced_first", "ElectedWhenPossible"),
 }
 
 
@@ -366,12 +431,16 @@ def searches() -> dict[str, tuple]:
     heartbeat = "spec/configs/heartbeat.toml"
     model, restarted = after_restart()
     race_model, race = restart_race()
+    fenced_first_model, fenced_first = restart_without_the_window()
     return {
         "heartbeat": (make_model(settings()), check(), heartbeat, settings()),
         "heartbeat_restart": (model, restarted, f"{heartbeat} --set restarts=1, heartbeats only from a running broker, "
                               "no registration between a session's timeout and its fencing", settings(restarts=1)),
         "restart": (race_model, race, "spec/configs/restart.toml, heartbeats only from a running broker",
                     settings("restart")),
+        "restart_fenced_first": (fenced_first_model, fenced_first, "spec/configs/restart.toml, heartbeats only from a "
+                                 "running broker, no registration between a session's timeout and its fencing",
+                                 settings("restart")),
         "oldmetadata": (make_model(settings("oldmetadata")), check(config="oldmetadata"),
                         "spec/configs/oldmetadata.toml", settings("oldmetadata")),
     }
