@@ -89,9 +89,14 @@ def after_restart(semantics: str = "code"):
     return model, explore(OnlyLiveHeartbeats(model, session_timeouts=False), check_deadlock=False, stop_on_violation=False)
 
 
+#: restart.toml's bounds with a directory failure: the disk may also be replaced (finding 3's
+#: second trace, finding 5)
+RESTART_WITH_A_FAILURE = {"dir_failures": 1}
+
+
 @cache
 def restart_race():
-    model = make_model(settings("restart"))
+    model = make_model(settings("restart", **RESTART_WITH_A_FAILURE))
     return model, explore(OnlyLiveHeartbeats(model), check_deadlock=False, stop_on_violation=False)
 
 
@@ -256,12 +261,13 @@ TWO_REGISTERED = [
 
 def test_finding_3_the_config_stops_at_the_restart_race():
     result = check(keep_going=False, config="restart")
-    # every invariant the first violating state breaks
-    assert [(v.name, v.kind, v.length) for v in result.violations] == [
-        ("LeaderOnOnlineDir", "invariant", 15), ("FencedBrokerLeadsNothing", "invariant", 15),
-        ("IsrOnOnlineDirs", "invariant", 15)]
+    assert [(v.name, v.kind, v.length) for v in result.violations] == [("FencedBrokerLeadsNothing", "invariant", 15)]
     assert result.exit_code == 12
     result = check(config="restart")
+    assert [(v.name, v.length) for v in result.violations] == [("FencedBrokerLeadsNothing", 15)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (24889, 102379, 36)
+    # with the disk replaceable too (every heartbeat, the window included)
+    result = check(config="restart", **RESTART_WITH_A_FAILURE)
     assert [(v.name, v.length) for v in result.violations] == [
         ("LeaderOnOnlineDir", 15), ("FencedBrokerLeadsNothing", 15), ("IsrOnOnlineDirs", 15),
         ("ElectedWhenPossible", 21)]
@@ -308,7 +314,7 @@ def test_finding_3_with_a_replaced_disk_the_leader_has_no_log():
 
 @cache
 def restart_without_the_window():
-    model = make_model(settings("restart"))
+    model = make_model(settings("restart", **RESTART_WITH_A_FAILURE))
     return model, explore(OnlyLiveHeartbeats(model, session_timeouts=False), check_deadlock=False, stop_on_violation=False)
 
 
@@ -317,8 +323,10 @@ def test_finding_3_is_the_window_not_the_restart():
     finding 5 is left on the same config; under the KIP's reading every invariant holds."""
     _, result = restart_without_the_window()
     assert [(v.name, v.length) for v in result.violations] == [("ElectedWhenPossible", 22)]
-    kip = check(config="restart", semantics="kip")
+    kip = check(config="restart", semantics="kip", **RESTART_WITH_A_FAILURE)
     assert kip.verdict == "ok" and (kip.distinct_states, kip.generated_states, kip.depth) == (69677, 238521, 38)
+    kip = check(config="restart", semantics="kip")
+    assert kip.verdict == "ok" and (kip.distinct_states, kip.generated_states, kip.depth) == (15729, 53407, 35)
 
 
 # -- Finding 5: an assignment judged on the directory the replica had -----------------------------
@@ -349,7 +357,7 @@ def test_finding_5_an_assignment_to_an_online_directory_leaves_the_partition_lea
         {"leader": -1, "isr": [0], "dirs": ["dir-2", "dir-1"], "leaderEpoch": 1, "partitionEpoch": 2}]
     assert model.describe(after)["fenced"] == [False, True] and model.describe(after)["logs"] == [[[0]], [[]]]
     # The KIP's reading judges broker 0 on dir-2 and elects it: a replica created empty on the new disk.
-    kip = make_model(settings("restart", semantics="kip"))
+    kip = make_model(settings("restart", semantics="kip", **RESTART_WITH_A_FAILURE))
     elected = kip.ControllerHandlesAssignment(before, trace[-1][0][1])
     assert kip.describe(elected)["partition"][0]["leader"] == 0
     # Kafka elects it too, at the next unfencing of any broker (handleBrokerUnfenced judges the
@@ -361,8 +369,7 @@ def test_finding_5_an_assignment_to_an_online_directory_leaves_the_partition_lea
 def test_finding_5_a_two_record_assignment_raises_the_partition_epoch_by_two():
     """handleAssignReplicasToDirs to a directory not online: the directory record, then the
     broker taken out, both computed from the image: two PartitionChangeRecords."""
-    model = make_model(settings("restart"))
-    _, result = restart_race()
+    model, result = restart_race()
     state = violation(result, "FencedBrokerLeadsNothing").trace[-1][1]  # broker 0 leads p0 on dir-0
     view = model.describe(state)["partition"][0]
     assert (view["leader"], view["partitionEpoch"]) == (0, 0)
@@ -371,7 +378,7 @@ def test_finding_5_a_two_record_assignment_raises_the_partition_epoch_by_two():
     # each record sets the leader (none): the leader epoch goes up twice too
     assert model.describe(after)["partition"][0] == {
         "leader": -1, "isr": [0], "dirs": ["LOST", "dir-1"], "leaderEpoch": 2, "partitionEpoch": 2}
-    kip = make_model(settings("restart", semantics="kip"))
+    kip = make_model(settings("restart", semantics="kip", **RESTART_WITH_A_FAILURE))
     after = kip.ControllerHandlesAssignment(state[:NETWORK] + ((lost,),) + state[NETWORK + 1:], lost)
     assert kip.describe(after)["partition"][0] == {
         "leader": -1, "isr": [0], "dirs": ["LOST", "dir-1"], "leaderEpoch": 1, "partitionEpoch": 1}
@@ -382,10 +389,14 @@ def test_finding_5_a_two_record_assignment_raises_the_partition_epoch_by_two():
 def test_finding_4_a_failure_below_3_7_iv2_is_acknowledged_and_never_handled():
     model = make_model(settings("oldmetadata"))
     result = check(config="oldmetadata")
-    assert [(v.name, v.length) for v in result.violations] == [
+    assert [(v.name, v.length) for v in result.violations] == [("AcknowledgedFailureLeadsNothing", 13)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (236, 506, 19)
+    # upgraded during the run, findings 1 and 2 show too
+    upgraded = check(config="oldmetadata", metadata_upgrade=True)
+    assert [(v.name, v.length) for v in upgraded.violations] == [
         ("LeaderOnOnlineDir", 17), ("IsrOnOnlineDirs", 17), ("AcknowledgedFailureLeadsNothing", 13),
         ("FencedUntilAssigned", 13)]
-    assert (result.distinct_states, result.generated_states, result.depth) == (3275, 8536, 26)
+    assert (upgraded.distinct_states, upgraded.generated_states, upgraded.depth) == (3275, 8536, 26)
     trace = violation(result, "AcknowledgedFailureLeadsNothing").trace
     assert labels(model, trace) == [
         *REGISTERED_AND_UNFENCED,
@@ -405,8 +416,10 @@ def test_finding_4_a_failure_below_3_7_iv2_is_acknowledged_and_never_handled():
 
 def test_finding_4_under_the_kips_reading_the_broker_waits_for_the_upgrade():
     kip = check(config="oldmetadata", semantics="kip")
+    assert kip.verdict == "ok" and (kip.distinct_states, kip.generated_states, kip.depth) == (1, 1, 1)
+    kip = check(config="oldmetadata", semantics="kip", metadata_upgrade=True)
     assert kip.verdict == "ok" and (kip.distinct_states, kip.generated_states, kip.depth) == (580, 1090, 23)
-    first = make_model(settings("oldmetadata", semantics="kip"))
+    first = make_model(settings("oldmetadata", semantics="kip", metadata_upgrade=True))
     (_, start), = [(a, t) for a, t in first.successors(next(first.init_states())) if a[0] == "AdminUpgradesMetadataVersion"]
     assert [a[0] for a, _ in first.successors(next(first.init_states()))] == ["AdminUpgradesMetadataVersion"]
     assert [a[0] for a, _ in first.successors(start)][0] == "BrokerStarts"
@@ -436,11 +449,11 @@ def searches() -> dict[str, tuple]:
         "heartbeat": (make_model(settings()), check(), heartbeat, settings()),
         "heartbeat_restart": (model, restarted, f"{heartbeat} --set restarts=1, heartbeats only from a running broker, "
                               "no registration between a session's timeout and its fencing", settings(restarts=1)),
-        "restart": (race_model, race, "spec/configs/restart.toml, heartbeats only from a running broker",
-                    settings("restart")),
-        "restart_fenced_first": (fenced_first_model, fenced_first, "spec/configs/restart.toml, heartbeats only from a "
-                                 "running broker, no registration between a session's timeout and its fencing",
-                                 settings("restart")),
+        "restart": (race_model, race, "spec/configs/restart.toml --set dir_failures=1, heartbeats only from a "
+                    "running broker", settings("restart", **RESTART_WITH_A_FAILURE)),
+        "restart_fenced_first": (fenced_first_model, fenced_first, "spec/configs/restart.toml --set dir_failures=1, "
+                                 "heartbeats only from a running broker, no registration between a session's "
+                                 "timeout and its fencing", settings("restart", **RESTART_WITH_A_FAILURE)),
         "oldmetadata": (make_model(settings("oldmetadata")), check(config="oldmetadata"),
                         "spec/configs/oldmetadata.toml", settings("oldmetadata")),
     }
