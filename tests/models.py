@@ -216,7 +216,8 @@ class Bounded:
     ``overflow`` counts past the limit (``InRange`` fails in limit + 2 states), ``double_step``
     counts by two (caught only when the limit is odd, in (limit + 3) / 2 states), ``idle``
     adds a step that changes nothing (no invariant can catch it).  ``forbidden``: a value that
-    ``NotForbidden`` rejects, which the correct counter reaches too (-1: none).
+    ``NotForbidden`` rejects, which the correct counter reaches too (-1: none).  ``crash``:
+    with a mutant on, ``successors`` raises.
     """
 
     actions = ["Inc", "Idle"]
@@ -227,8 +228,9 @@ class Bounded:
     }
 
     def __init__(self, config: dict):
-        cfg = _reject_unknown(config, {"limit": 4, "forbidden": -1, "mutant": "none"})
+        cfg = _reject_unknown(config, {"limit": 4, "forbidden": -1, "mutant": "none", "crash": False})
         self.limit, self.forbidden, self.mutant = cfg["limit"], cfg["forbidden"], cfg["mutant"]
+        self.crash = cfg["crash"]
         if self.mutant not in {"none", *self.mutants}:
             raise ValueError(f"unknown mutant {self.mutant!r} (known: {', '.join(self.mutants)})")
         self.invariants = {
@@ -240,6 +242,8 @@ class Bounded:
         return [0]
 
     def successors(self, s):
+        if self.crash and self.mutant != "none":
+            raise RuntimeError("the mutant crashed")
         if s < self.limit or self.mutant == "overflow" and s == self.limit:
             yield "Inc", s + (2 if self.mutant == "double_step" else 1)
         if self.mutant == "idle":
