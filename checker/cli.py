@@ -313,6 +313,8 @@ def run_check(args) -> int:
     check_outputs(model, config, trace_dir, args.json, args.junit)
     run = ConfigRun(config, model, options)
     if not _check_config(args, run, trace_dir):
+        if args.junit:
+            _write_junit(args.junit, [run])
         return EXIT_MODEL_FAILED
     if args.json:
         write_summary(args.json, json_summary(run.result, config, options, run.trace_paths))

@@ -113,7 +113,7 @@ def run_mutants(args) -> int:
             if outcome.error is not None:
                 _error(f"mutant {name} at {config.source}: {outcome.error}")
                 break
-            own = [cx for cx in found if not _also_without_mutant(baseline, cx)]
+            own = [cx for cx in found if not also_without_mutant(baseline, cx)]
             if own:
                 outcome.config, outcome.counterexample = config, own[0]
                 outcome.violated = sorted({cx.name for cx in own}, key=[cx.name for cx in own].index)
@@ -196,9 +196,20 @@ def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome) -> l
     return result.counterexamples
 
 
-def _also_without_mutant(baseline, cx: Counterexample) -> bool:
+def also_without_mutant(baseline, cx: Counterexample) -> bool:
     """Whether ``cx`` is a run of the model without the mutant too, ending in the same violation
-    (or deadlock): then the config breaks by itself, and the violation says nothing of the mutant."""
+    (or deadlock): then the config breaks by itself, and the violation says nothing of the mutant.
+
+    The model's code raising on the way back shows no such run: the violation is the mutant's."""
+    try:
+        return _replays(baseline, cx)
+    except KeyboardInterrupt:
+        raise
+    except Exception:
+        return False
+
+
+def _replays(baseline, cx: Counterexample) -> bool:
     trace = cx.trace
     if trace[0][1] not in list(baseline.init_states()):
         return False

@@ -101,11 +101,11 @@ class MutantItem(CheckItem):
 
     def runtest(self) -> None:
         from kraftcheck.checker.api import check
-        from kraftcheck.checker.mutants import _also_without_mutant
+        from kraftcheck.checker.mutants import also_without_mutant
 
         result = check(str(self.path), mutant=self.mutant)
         _, baseline = _model(str(self.path))
-        if any(not _also_without_mutant(baseline, cx) for cx in result.counterexamples):
+        if any(not also_without_mutant(baseline, cx) for cx in result.counterexamples):
             return
         raise KraftcheckFailure(f"mutant {self.mutant} escaped {self.path.name}: no invariant caught it")
 

@@ -178,6 +178,10 @@ def test_junit_report_of_one_config_and_of_a_failing_model(tmp_path, suite):
     error = root[0].find("testcase").find("error")
     assert (error.get("message"), error.get("type")) == ("the model called sys.exit(9) (broken_models.py:113)",
                                                          "model failed")
+    p = kraftcheck("check", failing, "--junit", str(report), "--trace-dir", str(tmp_path), "--quiet")
+    assert p.returncode == 1
+    [case] = validate(report.read_text())[0].findall("testcase")
+    assert case.find("error").get("message") == "the model called sys.exit(9) (broken_models.py:113)"
 
 
 def test_the_junit_validator_rejects_what_the_schema_does_not_allow(tmp_path, suite):
