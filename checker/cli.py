@@ -6,7 +6,9 @@ itself failed (or the search ran out of memory); stopped by a signal, 128 + its 
 SIGINT (Ctrl-C), 143 SIGTERM, 129 SIGHUP (:mod:`.signals`).  Once a search has ended, its
 verdict decides the exit code: an output that cannot be written after it (a trace, its
 picture, the summary, standard output) is one line on stderr, and the verdict is printed all
-the same.  Every output is checked to be writable before the search starts.
+the same.  Every output is checked to be writable before the search starts.  Several configs
+in one ``check`` exit with the worst of their codes (:data:`EXIT_SEVERITY`); ``mutants``
+exits 4 when a mutant escapes every config (:mod:`.mutants`).
 """
 
 from __future__ import annotations
@@ -336,7 +338,7 @@ def run_check_suite(args) -> int:
         config = load_config(path, args.model, args.overrides)
         run = ConfigRun(config, None, _search_options(config, args))
         try:
-            run.model = _without_symmetry(_build_named(config), args.no_symmetry)
+            run.model = _without_symmetry(build_named_model(config), args.no_symmetry)
         except ModelFailed as e:
             run.error = _model_failure(e.__cause__)
         runs.append(run)
@@ -366,7 +368,7 @@ def run_check_suite(args) -> int:
     return worst_exit_code(run.exit_code for run in runs)
 
 
-def _build_named(config: CheckConfig):
+def build_named_model(config: CheckConfig):
     """:func:`build_model`, with a setting the model rejects said with the config it is in."""
     try:
         return build_model(config)

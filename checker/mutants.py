@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bfs import explore
-from .config import CheckConfig, ConfigError, ModelFailed, build_model, load_config, parse_override
+from .config import CheckConfig, ConfigError, ModelFailed, load_config, parse_override
 from .protocol import ModelProtocolError
 from .result import Counterexample
 
@@ -75,7 +75,7 @@ class MutantOutcome:
 
 
 def run_mutants(args) -> int:
-    from .cli import _error, _unwritable
+    from .cli import _error, _unwritable, build_named_model
 
     if any(parse_override(item)[0] == MUTANT_SETTING for item in args.overrides):
         raise ConfigError(f"--set {MUTANT_SETTING}=... is what this command does for each mutant: leave it out")
@@ -85,7 +85,7 @@ def run_mutants(args) -> int:
             raise ConfigError(f"cannot write the JUnit report to {args.junit}: {problem}")
     paths = args.configs or shipped_configs()
     configs = [load_config(path, args.model, args.overrides) for path in paths]
-    baselines = [_build(config) for config in configs]
+    baselines = [build_named_model(config) for config in configs]
     listed = [_listed_mutants(model) for model in baselines]
     mutants = listed[0]
     if not mutants:
@@ -141,16 +141,6 @@ def run_mutants(args) -> int:
     return EXIT_MUTANT_ESCAPED if missed else 0
 
 
-def _build(config: CheckConfig):
-    """The model of ``config``; a setting it rejects is bad input, named with the config."""
-    try:
-        return build_model(config)
-    except ConfigError as e:
-        if config.source and config.source not in str(e):
-            raise ConfigError(f"{config.source}: {e}") from None
-        raise
-
-
 def _listed_mutants(model) -> dict[str, str]:
     try:
         return {str(name): str(text) for name, text in (getattr(model, "mutants", None) or {}).items()}
@@ -164,13 +154,13 @@ def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome) -> l
     """Search ``config`` with ``mutant`` switched on; the counterexamples of the first level
     that has any (none: the mutant escapes this config).  The model's code failing goes to
     ``outcome.error``."""
-    from .cli import _model_failure, _search_failure
+    from .cli import _model_failure, _search_failure, build_named_model
     from .progress import progress_reporter
 
     mutated = CheckConfig(config.model, {**config.settings, MUTANT_SETTING: mutant}, dict(config.check),
                           config.source, {**config.overrides, MUTANT_SETTING: mutant})
     try:
-        model = _build(mutated)
+        model = build_named_model(mutated)
     except ModelFailed as e:
         outcome.error = _model_failure(e.__cause__)
         return []
