@@ -6,7 +6,9 @@ itself failed (or the search ran out of memory); stopped by a signal, 128 + its 
 SIGINT (Ctrl-C), 143 SIGTERM, 129 SIGHUP (:mod:`.signals`).  Once a search has ended, its
 verdict decides the exit code: an output that cannot be written after it (a trace, its
 picture, the summary, standard output) is one line on stderr, and the verdict is printed all
-the same.  Every output is checked to be writable before the search starts.
+the same.  Every output is checked to be writable before the search starts.  Several configs
+in one ``check`` exit with the worst of their codes (:data:`EXIT_SEVERITY`); ``mutants``
+exits 4 when a mutant escapes every config (:mod:`.mutants`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import re
 import stat
 import sys
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +29,10 @@ from .bfs import explore, initial_states
 from .config import CheckConfig, ConfigError, ModelFailed, build_model, load_config
 from .progress import progress_reporter
 from .protocol import ModelProtocolError, action_name, action_params
-from .result import DEADLOCK_NAME, Result
+from .result import (DEADLOCK, DEADLOCK_NAME, EXIT_CODES, EXIT_STEP_PROPERTY, INCOMPLETE, OK, VIOLATION,
+                     Result)
 from .signals import Figures, note_figures, report_interruption, stopping_on_signals
+from kraftcheck import __version__
 from kraftcheck.traces.itf import TraceFormatError
 from kraftcheck.traces.text import visible
 
@@ -76,16 +81,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kraftcheck", description="Model-check Kafka's KRaft controller, or any model.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
+    parser.add_argument("--version", action="version", version=f"kraftcheck {__version__}")
+
     model_source = _Parser(add_help=False)
-    model_source.add_argument("config", nargs="?", metavar="CONFIG.toml",
-                              help="config file (default: the embedded spec/configs/default.toml)")
     model_source.add_argument("--model", metavar="MODULE:FACTORY",
                               help="check the model FACTORY(config) from MODULE (current directory or sys.path)")
     model_source.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                               help="override a [model] setting; VALUE is a TOML scalar or a bare word")
 
     check = commands.add_parser("check", parents=[model_source], help="explore every reachable state",
-                                description="Explore every reachable state and check every invariant.")
+                                description="Explore every reachable state and check every invariant; "
+                                            "with several configs, check each and print a table.")
+    check.add_argument("configs", nargs="*", metavar="CONFIG.toml",
+                       help="config files (default: the embedded spec/configs/default.toml)")
     check.add_argument("--engine", type=_engine, default="local", help=f"search engine: {', '.join(ENGINES)} (default: local)")
     check.add_argument("--spark-master", metavar="URL",
                        help="Spark master for --engine spark: local[N], spark://HOST:PORT or sc://HOST:PORT "
@@ -100,9 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--quiet", action="store_true", help="no progress, only the verdict")
     check.add_argument("--no-picture", action="store_true",
                        help="do not draw an SVG picture beside each trace")
+    check.add_argument("--junit", metavar="PATH", help="write a JUnit XML report to PATH: a test case per config")
+    check.add_argument("--no-symmetry", action="store_true",
+                       help="ignore the model's canonical(): no symmetry reduction (local engine)")
     check.set_defaults(run=run_check)
 
+    from .mutants import register as register_mutants
+
+    register_mutants(commands, model_source)
+
     listing = commands.add_parser("list", parents=[model_source], help="show invariants, actions and mutants")
+    listing.add_argument("config", nargs="?", metavar="CONFIG.toml",
+                         help="config file (default: the embedded spec/configs/default.toml)")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(run=run_list)
 
@@ -125,7 +142,7 @@ def _run(argv: list[str] | None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise UsageError("a command is required: check, list, trace or graph (see 'kraftcheck --help')")
+            raise UsageError("a command is required: check, mutants, list, trace or graph (see 'kraftcheck --help')")
         return _run_command(args)
     except (UsageError, ConfigError, TraceFormatError) as e:
         _error(str(e))
@@ -231,37 +248,152 @@ def _model_failure(e: BaseException) -> str:
     return f"the model raised {type(e).__name__}: {e}{where}"
 
 
-def _model_failed(e: BaseException) -> int:
+def _search_failure(e: BaseException) -> str:
+    """What stopped a search: the model's own code failing, or memory running out."""
     if isinstance(e, MemoryError):
         states = getattr(e, "distinct_states", None)
         after = f" after {states:,} distinct states" if states else ""
-        _error(f"out of memory{after}: bound the search with --max-states N or --max-depth N, or run it with "
-               "--engine spark, whose visited states are spread over the executors")
-    else:
-        _error(_model_failure(e))
+        return (f"out of memory{after}: bound the search with --max-states N or --max-depth N, or run it with "
+                "--engine spark, whose visited states are spread over the executors")
+    return _model_failure(e)
+
+
+def _model_failed(e: BaseException) -> int:
+    _error(_search_failure(e))
     return EXIT_MODEL_FAILED
 
 
 # ---------------------------------------------------------------- check
 
 
+#: Exit codes of configs checked in one run, the worst first: a model whose code failed (its
+#: config was not checked at all), a violated invariant, a violated step property, a deadlock,
+#: a search stopped by a bound, every invariant holding.  The run exits with the worst.
+EXIT_SEVERITY = (EXIT_MODEL_FAILED, EXIT_CODES[VIOLATION], EXIT_STEP_PROPERTY, EXIT_CODES[DEADLOCK],
+                 EXIT_CODES[INCOMPLETE], EXIT_CODES[OK])
+#: The verdict of a config whose model's code failed, in the table and the summary.
+ERROR_VERDICT = "error"
+
+
+def worst_exit_code(codes) -> int:
+    """The first of :data:`EXIT_SEVERITY` among ``codes`` (0 for none)."""
+    present = set(codes)
+    return next((code for code in EXIT_SEVERITY if code in present), 0)
+
+
+@dataclass
+class ConfigRun:
+    """One config checked: its search's result, or what stopped the model's code."""
+
+    config: CheckConfig
+    model: Any
+    options: dict[str, Any]
+    result: Result | None = None
+    trace_paths: dict[str, str | None] = field(default_factory=dict)
+    #: the model's own code failed (building it or during the search): what and where
+    error: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_MODEL_FAILED if self.result is None else self.result.exit_code
+
+    @property
+    def verdict(self) -> str:
+        return ERROR_VERDICT if self.result is None else self.result.verdict
+
+
 def run_check(args) -> int:
-    config = load_config(args.config, args.model, args.overrides)
-    model = build_model(config)
+    if args.no_symmetry and args.engine == "spark":
+        raise UsageError("--no-symmetry works with the local engine only: the Spark engine's workers build the "
+                         "model from the config")
+    if len(args.configs) > 1:
+        return run_check_suite(args)
+    config = load_config(args.configs[0] if args.configs else None, args.model, args.overrides)
+    model = _without_symmetry(build_model(config), args.no_symmetry)
     options = _search_options(config, args)
     trace_dir = Path(args.trace_dir or DEFAULT_TRACE_DIR)
-    check_outputs(model, config, trace_dir, args.json)
+    check_outputs(model, config, trace_dir, args.json, args.junit)
+    run = ConfigRun(config, model, options)
+    if not _check_config(args, run, trace_dir):
+        if args.junit:
+            _write_junit(args.junit, [run])
+        return EXIT_MODEL_FAILED
+    if args.json:
+        write_summary(args.json, json_summary(run.result, config, options, run.trace_paths))
+    if args.junit:
+        _write_junit(args.junit, [run])
+    report(model, run.result, run.trace_paths, quiet=args.quiet, out=sys.stdout)
+    return run.result.exit_code
+
+
+def run_check_suite(args) -> int:
+    """Check several configs one after the other: each reported as a single config is, then one
+    table; one summary with an entry per config; the worst exit code (:data:`EXIT_SEVERITY`).
+
+    Every config is read, and its model built, before the first search starts: a config that
+    cannot be used is bad input before any time is spent.  A model whose code fails is that
+    config's verdict (``error``), and the others are checked all the same."""
+    runs: list[ConfigRun] = []
+    for path in args.configs:
+        config = load_config(path, args.model, args.overrides)
+        run = ConfigRun(config, None, _search_options(config, args))
+        try:
+            run.model = _without_symmetry(build_named_model(config), args.no_symmetry)
+        except ModelFailed as e:
+            run.error = _model_failure(e.__cause__)
+        runs.append(run)
+    labels: dict[str, str] = {}
+    for run in runs:
+        other = labels.setdefault(run.config.run_label, run.config.source)
+        if other != run.config.source:
+            raise ConfigError(f"{other} and {run.config.source} would write the same trace files "
+                              f"({run.config.run_label}_*): give each config a name of its own")
+    trace_dir = Path(args.trace_dir or DEFAULT_TRACE_DIR)
+    for run in runs:
+        if run.model is not None:
+            check_outputs(run.model, run.config, trace_dir, args.json, args.junit)
     out = sys.stdout
-    if not args.quiet:
+    for run in runs:
+        if run.error is not None:
+            print(f"checking {run.config.model} with {run.config.source}: not checked", file=out)
+            _error(f"{run.config.source}: {run.error}")
+        elif _check_config(args, run, trace_dir, always_name=True):
+            report(run.model, run.result, run.trace_paths, quiet=args.quiet, out=out)
+        print(file=out)
+    print_runs_table(runs, out)
+    if args.json:
+        write_summary(args.json, suite_summary(runs))
+    if args.junit:
+        _write_junit(args.junit, runs)
+    return worst_exit_code(run.exit_code for run in runs)
+
+
+def build_named_model(config: CheckConfig):
+    """:func:`build_model`, with a setting the model rejects said with the config it is in."""
+    try:
+        return build_model(config)
+    except ConfigError as e:
+        if config.source and config.source not in str(e):
+            raise ConfigError(f"{config.source}: {e}") from None
+        raise
+
+
+def _check_config(args, run: ConfigRun, trace_dir: Path, *, always_name: bool = False) -> bool:
+    """Search ``run``'s config and write its traces; False when the model's code failed (the
+    error is on stderr and in ``run.error``)."""
+    config, out = run.config, sys.stdout
+    if not args.quiet or always_name:
         print(f"checking {config.model} with {config.source or 'no config file'} ({args.engine} engine)", file=out)
     # sys.stderr as it is now (os.devnull when closed from the start), not as it was at import
     reporter = progress_reporter(args.quiet, sys.stderr)
     try:
-        result = run_engine(args, config, model, options, reporter)
+        result = run_engine(args, config, run.model, run.options, reporter)
     except (KeyboardInterrupt, ModelProtocolError, ConfigError):
         raise
     except (Exception, SystemExit) as e:  # the model's own code failed: say where, briefly
-        return _model_failed(e)
+        run.error = _search_failure(e)
+        _error(f"{config.source}: {run.error}" if always_name else run.error)
+        return False
     finally:
         if reporter is not None:
             reporter.close()
@@ -270,23 +402,138 @@ def run_check(args) -> int:
                          result.verdict))
     # The verdict stands from here on: what cannot be written is said on stderr, and the exit
     # code stays the verdict's.
-    trace_paths = write_traces(model, config, result, trace_dir, picture=not args.no_picture)
-    if args.json:
-        write_summary(args.json, json_summary(result, config, options, trace_paths))
-    report(model, result, trace_paths, quiet=args.quiet, out=out)
-    return result.exit_code
+    run.result = result
+    run.trace_paths = write_traces(run.model, config, result, trace_dir, picture=not args.no_picture)
+    return True
 
 
-def check_outputs(model, config: CheckConfig, trace_dir: Path, summary: str | None) -> None:
+class _WithoutSymmetry:
+    """A model with its ``canonical`` hidden (``--no-symmetry``): every other member is the model's."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def __getattr__(self, name: str):
+        if name == "canonical":
+            raise AttributeError(name)
+        return getattr(self._model, name)
+
+
+def _without_symmetry(model, no_symmetry: bool):
+    return _WithoutSymmetry(model) if no_symmetry and model is not None else model
+
+
+def _first_finding(run: ConfigRun) -> str:
+    if run.result is None:
+        return "the model failed (stderr says where)"
+    found = run.result.counterexamples
+    return f"{found[0].name} ({found[0].length} states)" if found else "-"
+
+
+def print_runs_table(runs: list[ConfigRun], out) -> None:
+    """One line per config: verdict, distinct states, depth, time and the first violation."""
+    rows = [("config", "verdict", "states", "depth", "time", "first violation")]
+    for run in runs:
+        r = run.result
+        figures = ("-", "-", "-") if r is None else (f"{r.distinct_states:,}", f"{r.depth:,}", f"{r.elapsed_s:.2f} s")
+        rows.append((run.config.source, run.verdict, *figures, _first_finding(run)))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]:>{widths[3]}}  "
+              f"{row[4]:>{widths[4]}}  {row[5]}", file=out)
+
+
+def suite_summary(runs: list[ConfigRun]) -> dict:
+    """The ``--json`` summary of several configs: the worst verdict and exit code, and one entry
+    per config, each the summary a single config's run writes, with its exit code."""
+    entries = []
+    for run in runs:
+        if run.result is None:
+            entry = {"verdict": ERROR_VERDICT, "error": run.error,
+                     "config": {**run.config.to_json(), "search": run.options}}
+        else:
+            entry = json_summary(run.result, run.config, run.options, run.trace_paths)
+        entry["exit_code"] = run.exit_code
+        entries.append(entry)
+    code = worst_exit_code(run.exit_code for run in runs)
+    worst = next(run for run in runs if run.exit_code == code)
+    return {"verdict": worst.verdict, "exit_code": code, "configs": entries}
+
+
+def _write_junit(path: str, runs: list[ConfigRun]) -> None:
+    from .junit import write_junit
+
+    try:
+        write_junit(path, "kraftcheck check", [_junit_case(run) for run in runs])
+    except OSError as e:
+        _error(f"cannot write the JUnit report to {path}: {e.strerror or e}")
+
+
+def _junit_case(run: ConfigRun):
+    """A config's test case: a violation or a deadlock fails it (each counterexample's trace as
+    ``trace show`` prints it), a search stopped by a bound too; the model's code failing is an error."""
+    from .junit import Case, Outcome
+
+    case = Case(run.config.source or run.config.label, "kraftcheck.check", 0.0)
+    if run.result is None:
+        case.error = Outcome(run.error or "the model failed", "model failed")
+        return case
+    result = run.result
+    case.time_s = result.elapsed_s
+    case.output = (f"{result.distinct_states:,} distinct states, {result.generated_states:,} generated, "
+                   f"depth {result.depth:,}, {result.elapsed_s:.2f} s\n")
+    found = result.counterexamples
+    if found:
+        texts = [trace_text(run.trace_paths.get(cx.name)) for cx in found]
+        case.failure = Outcome(
+            "; ".join(f"{finding_text(cx)}; shortest trace: {cx.length} states" for cx in found),
+            found[0].name, "\n".join(texts))
+    elif result.stopped_by:
+        bound = {"max_states": "--max-states", "max_depth": "--max-depth"}[result.stopped_by]
+        case.failure = Outcome(f"incomplete: the search stopped at the {bound} bound; states remain unexplored",
+                               "incomplete")
+    return case
+
+
+def finding_text(cx) -> str:
+    """What a counterexample shows, as the report says it."""
+    return {
+        "invariant": f"invariant {cx.name} is violated",
+        "action": f"step property {cx.name} is violated",
+        "deadlock": "deadlock reached",
+    }[cx.kind]
+
+
+def trace_text(path: str | None) -> str:
+    """A written trace as ``trace show`` prints it, without colours."""
+    import io
+
+    from kraftcheck.traces.show import show_trace
+    from kraftcheck.traces.trace import load_trace
+
+    if path is None:
+        return "(the trace was not written; the reason is on stderr)"
+    try:
+        trace = load_trace(path)
+    except (OSError, TraceFormatError) as e:
+        return f"(the trace {path} cannot be read back: {e})"
+    text = io.StringIO()
+    show_trace(trace, file=text, color=False)
+    return text.getvalue()
+
+
+def check_outputs(model, config: CheckConfig, trace_dir: Path, summary: str | None, junit: str | None = None) -> None:
     """Bad input, before the search starts, when its results could not be written: the trace
-    directory or the summary's path is not writable, or a trace's name would be too long."""
+    directory, the summary's or the JUnit report's path is not writable, or a trace's name would
+    be too long."""
     problem = _unwritable(trace_dir, directory=True)
     if problem:
         raise ConfigError(f"cannot write traces to {trace_dir}: {problem}")
-    if summary is not None:
-        problem = _unwritable(Path(summary), directory=False)
-        if problem:
-            raise ConfigError(f"cannot write the summary to {summary}: {problem}")
+    for path, what in ((summary, "the summary"), (junit, "the JUnit report")):
+        if path is not None:
+            problem = _unwritable(Path(path), directory=False)
+            if problem:
+                raise ConfigError(f"cannot write {what} to {path}: {problem}")
     try:
         names = [*model.invariants, *(getattr(model, "action_invariants", None) or {}), DEADLOCK_NAME]
     except Exception:
@@ -480,12 +727,7 @@ def report(model, result: Result, trace_paths: dict[str, str | None], *, quiet: 
 
     describe_action = _action_labeller(model)
     for cx in result.counterexamples:
-        what = {
-            "invariant": f"invariant {cx.name} is violated",
-            "action": f"step property {cx.name} is violated",
-            "deadlock": "deadlock reached",
-        }[cx.kind]
-        print(f"error: {what}; shortest trace: {cx.length} states", file=out)
+        print(f"error: {finding_text(cx)}; shortest trace: {cx.length} states", file=out)
         if not quiet:
             for i, (action, _) in enumerate(cx.trace, start=1):
                 print(f"  {i:>3}  {describe_action(action)}", file=out)

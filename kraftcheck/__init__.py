@@ -3,6 +3,19 @@
 The repository's top-level folders are this package's parts: ``checker/`` (engines, CLI),
 ``model/`` (the Kafka state machine), ``traces/`` (counterexamples) and ``spec/`` (the TLA+
 module and the configs).
+
+``kraftcheck.check(config_or_model, **settings)`` runs a search from Python and returns its
+``Result`` (``checker/api.py``).
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # kraftcheck.check and kraftcheck.Result, imported when first used: `import kraftcheck`
+    # (the CLI reading __version__) loads no engine
+    if name in ("check", "Result"):
+        from kraftcheck.checker import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'kraftcheck' has no attribute {name!r}")

@@ -181,3 +181,74 @@ def _touch(path: str) -> None:
 
 def slow(config: dict | None = None) -> Slow:
     return Slow(config or {})
+
+
+class Interchangeable:
+    """``n`` interchangeable counters in ``0..limit``, each only counting up: a state and its
+    permutations are one state under ``canonical`` (sorted), so symmetry reduction leaves the
+    multisets, C(n + limit, n) of them, of the (limit + 1) ** n states."""
+
+    actions = ["Inc"]
+
+    def __init__(self, config: dict):
+        cfg = _reject_unknown(config, {"n": 3, "limit": 2})
+        self.n, self.limit = cfg["n"], cfg["limit"]
+        self.invariants = {"InRange": lambda s: max(s) <= self.limit}
+
+    def init_states(self):
+        return [(0,) * self.n]
+
+    def successors(self, s):
+        for i, c in enumerate(s):
+            if c < self.limit:
+                yield ("Inc", i), s[:i] + (c + 1,) + s[i + 1 :]
+
+    def canonical(self, s):
+        return tuple(sorted(s))
+
+
+def interchangeable(config: dict | None = None) -> Interchangeable:
+    return Interchangeable(config or {})
+
+
+class Bounded:
+    """A counter from 0 up to ``limit``, with three known bugs to put back (``mutant``):
+    ``overflow`` counts past the limit (``InRange`` fails in limit + 2 states), ``double_step``
+    counts by two (caught only when the limit is odd, in (limit + 3) / 2 states), ``idle``
+    adds a step that changes nothing (no invariant can catch it).  ``forbidden``: a value that
+    ``NotForbidden`` rejects, which the correct counter reaches too (-1: none).  ``crash``:
+    with a mutant on, ``successors`` raises.
+    """
+
+    actions = ["Inc", "Idle"]
+    mutants = {
+        "overflow": "Inc past the limit",
+        "double_step": "Inc adds two",
+        "idle": "a step that changes nothing",
+    }
+
+    def __init__(self, config: dict):
+        cfg = _reject_unknown(config, {"limit": 4, "forbidden": -1, "mutant": "none", "crash": False})
+        self.limit, self.forbidden, self.mutant = cfg["limit"], cfg["forbidden"], cfg["mutant"]
+        self.crash = cfg["crash"]
+        if self.mutant not in {"none", *self.mutants}:
+            raise ValueError(f"unknown mutant {self.mutant!r} (known: {', '.join(self.mutants)})")
+        self.invariants = {
+            "InRange": lambda s: 0 <= s <= self.limit,
+            "NotForbidden": lambda s: s != self.forbidden,
+        }
+
+    def init_states(self):
+        return [0]
+
+    def successors(self, s):
+        if self.crash and self.mutant != "none":
+            raise RuntimeError("the mutant crashed")
+        if s < self.limit or self.mutant == "overflow" and s == self.limit:
+            yield "Inc", s + (2 if self.mutant == "double_step" else 1)
+        if self.mutant == "idle":
+            yield "Idle", s
+
+
+def bounded(config: dict | None = None) -> Bounded:
+    return Bounded(config or {})

@@ -138,6 +138,7 @@ COUNTS = {
     "dirfailure": (62800, 36),
     "lossy": (69457, 36),
     "upgrade": (58175, 38),
+    "jbodupgrade": (580, 23),
 }
 
 
@@ -157,8 +158,7 @@ def test_focused_config_holds_exact_count(name):
 # Mutants: each caught, by the invariant it is there for, with a shortest trace of known length
 # -------------------------------------------------------------------------------------------
 
-#: mutant -> (smallest config that catches it, invariant, trace length in states); a config
-#: "NAME, semantics kip" runs NAME under the KIP's reading (where the code's is a finding)
+#: mutant -> (smallest config that catches it, invariant, trace length in states)
 CAUGHT = {
     "skip_epoch_check": ("epochgate", "StaleEpochChangesNothing", 11),
     "stale_offline_dirs": ("epochgate", "OfflineDirsReallyOffline", 12),
@@ -178,7 +178,7 @@ CAUGHT = {
     "unfence_without_election": ("epochgate", "ElectedWhenPossible", 14),
     "reregistration_new_epoch": ("upgrade", "BrokerEpochOnlyForNewIncarnation", 8),
     "reregistration_fences": ("upgrade", "FencedBrokerLeadsNothing", 14),
-    "jbod_below_3_7_iv2": ("oldmetadata, semantics kip", "AcknowledgedFailureLeadsNothing", 13),
+    "jbod_below_3_7_iv2": ("jbodupgrade", "AcknowledgedFailureLeadsNothing", 13),
 }
 
 
@@ -189,15 +189,13 @@ def test_every_mutant_has_an_expectation():
 @pytest.mark.parametrize("mutant", sorted(CAUGHT))
 def test_mutant_is_caught(mutant):
     name, invariant, length = CAUGHT[mutant]
-    name, _, semantics = name.partition(", semantics ")
-    overrides = {"semantics": semantics} if semantics else {}
-    result = check(name, mutant=mutant, **overrides)
+    result = check(name, mutant=mutant)
     assert result.verdict == "violation"
     found = {v.name: v.length for v in result.violations}
     assert invariant in found, found
     assert found[invariant] == length
     # The trace is a legal run of the mutated model from its initial state.
-    model = make_model(dict(config(name), mutant=mutant, **overrides))
+    model = make_model(dict(config(name), mutant=mutant))
     trace = next(v for v in result.violations if v.name == invariant).trace
     assert trace[0][0] is None and trace[0][1] in list(model.init_states())
     for (_, before), (action, after) in zip(trace, trace[1:]):

@@ -140,10 +140,9 @@ def mutant_traces(tmp_path_factory):
     root = tmp_path_factory.mktemp("mutants")
     directories = {}
     for mutant in sorted(MUTANTS):
-        config, overrides = mutant_config(mutant)
+        config = mutant_config(mutant)
         directory = root / mutant
-        sets = [arg for value in overrides for arg in ("--set", value)]
-        p = kraftcheck("check", CONFIGS / f"{config}.toml", "--set", f"mutant={mutant}", *sets, "--trace-dir", directory,
+        p = kraftcheck("check", CONFIGS / f"{config}.toml", "--set", f"mutant={mutant}", "--trace-dir", directory,
                        "--quiet")
         names = {trace.name.removesuffix(".itf.json").rsplit("_", 1)[1] for trace in directory.glob("*.itf.json")}
         only_steps = names <= set(make_model({"mutant": mutant}).action_invariants)

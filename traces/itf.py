@@ -19,7 +19,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Callable
 
 from .text import excerpt
 
@@ -169,9 +169,26 @@ def trace_document(
 
 
 def write_json_atomically(path: str | os.PathLike, document: Any) -> Path:
-    """Write JSON so that a reader never sees a half-written file, and a failure leaves the old one.
+    """Write JSON so that a reader never sees a half-written file, and a failure leaves the old one
+    (:func:`write_atomically`)."""
 
-    The document goes to a temporary file in the target's directory, renamed over the target.
+    def dump(out) -> None:
+        json.dump(document, out, indent=1, ensure_ascii=False)
+        out.write("\n")
+
+    return write_atomically(path, dump)
+
+
+def write_text_atomically(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` as :func:`write_json_atomically` writes JSON."""
+    return write_atomically(path, lambda out: out.write(text))
+
+
+def write_atomically(path: str | os.PathLike, write: Callable[[IO[str]], Any]) -> Path:
+    """Call ``write`` on a UTF-8 text file so that a reader never sees a half-written file, and a
+    failure leaves the old one.
+
+    The text goes to a temporary file in the target's directory, renamed over the target.
     A symbolic link is written through: its target is replaced and the link stays.  A path
     that is not a regular file (``/dev/stdout``, a named pipe) is written in place.  A new file
     gets the permissions the umask leaves (as ``open`` gives them); a replaced file keeps its own.
@@ -185,8 +202,7 @@ def write_json_atomically(path: str | os.PathLike, document: Any) -> Path:
         existing = None
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         with open(path, "w", encoding="utf-8") as out:  # IsADirectoryError for a directory
-            json.dump(document, out, indent=1, ensure_ascii=False)
-            out.write("\n")
+            write(out)
         return path
     target = Path(os.path.realpath(path))
     if existing is not None:
@@ -200,8 +216,7 @@ def write_json_atomically(path: str | os.PathLike, document: Any) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             os.fchmod(out.fileno(), mode)
-            json.dump(document, out, indent=1, ensure_ascii=False)
-            out.write("\n")
+            write(out)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

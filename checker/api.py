@@ -1,0 +1,78 @@
+"""``kraftcheck.check``: a search from Python, for tests and notebooks.
+
+    import kraftcheck
+    result = kraftcheck.check("spec/configs/epochgate.toml", mutant="skip_epoch_check")
+    assert result.verdict == "violation" and result.violations[0].length == 11
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .bfs import explore
+from .config import CheckConfig, ModelFailed, build_model, load_config
+from .result import Result
+
+#: Keyword arguments of :func:`check` that set the search; every other one is a model setting.
+SEARCH_KEYWORDS = ("max_states", "max_depth", "deadlock", "keep_going", "symmetry")
+
+
+def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_depth: int | None = None,
+          deadlock: bool | None = None, keep_going: bool = False, symmetry: bool = True,
+          **settings: Any) -> Result:
+    """Explore every reachable state of a model, with the local engine, and return the :class:`Result`.
+
+    ``config_or_model`` is a config file's path (``str`` or path-like, as ``kraftcheck check``
+    takes it), a ``"MODULE:FACTORY"`` reference, a model object (anything with
+    ``init_states``, ``successors`` and ``invariants``), or None: the embedded default config.
+    ``settings`` override the config's ``[model]`` table (``mutant="skip_epoch_check"``);
+    a model object takes none.  The search stops after the level of its first violation
+    unless ``keep_going``; ``max_states``, ``max_depth`` and ``deadlock`` override the
+    config's ``[check]`` table, and ``symmetry=False`` ignores the model's ``canonical``.
+
+    A config or a setting that cannot be used raises ``ValueError`` (the CLI's bad input); what
+    the model's own code raises is raised as it is."""
+    if _is_model(config_or_model):
+        if settings:
+            raise TypeError(f"a model object takes no settings, got {', '.join(sorted(settings))}")
+        config, model = CheckConfig(source="<model object>"), config_or_model
+    else:
+        config = _config(config_or_model)
+        config.settings.update(settings)
+        config.overrides.update(settings)
+        try:
+            model = build_model(config)
+        except ModelFailed as e:
+            raise e.__cause__ from None
+    if not symmetry:
+        from .cli import _WithoutSymmetry
+
+        model = _WithoutSymmetry(model)
+    check_table = config.check
+    return explore(
+        model,
+        max_states=max_states if max_states is not None else check_table.get("max_states"),
+        max_depth=max_depth if max_depth is not None else check_table.get("max_depth"),
+        check_deadlock=deadlock if deadlock is not None else check_table.get("deadlock", True),
+        stop_on_violation=not keep_going,
+    )
+
+
+def _is_model(value: Any) -> bool:
+    return all(hasattr(value, member) for member in ("init_states", "successors", "invariants"))
+
+
+def _config(source: Any) -> CheckConfig:
+    if source is None:
+        return load_config(None)
+    if isinstance(source, CheckConfig):
+        return CheckConfig(source.model, dict(source.settings), dict(source.check), source.source,
+                           dict(source.overrides))
+    if isinstance(source, (str, os.PathLike)):
+        text = os.fspath(source)
+        if ":" in text and not os.path.exists(text) and not text.endswith(".toml"):
+            return load_config(None, text)
+        return load_config(text)
+    raise TypeError(f"expected a config path, 'MODULE:FACTORY' or a model, got {type(source).__name__}")
+

@@ -1,0 +1,237 @@
+"""``kraftcheck mutants``: every mutant the model lists, against configs, caught or missed.
+
+A mutant (the model's ``mutants``: name -> description, switched on by the setting
+``mutant = NAME``) is a known bug put back.  The invariants catch it at a config when the
+search of the mutated model finds a violation there that the model without the mutant does
+not have.  Configs are tried in the order given, and each mutant stops at the first config that
+catches it: a mutant that only a big config catches costs that config's search, and a mutant
+caught early costs a few levels.  The exit code is 0 when every mutant is caught.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .bfs import explore
+from .config import CheckConfig, ConfigError, ModelFailed, load_config, parse_override
+from .protocol import ModelProtocolError
+from .result import Counterexample
+
+#: The exit code when a mutant escapes every config (and no model's code failed).
+EXIT_MUTANT_ESCAPED = 4
+EXIT_MODEL_FAILED = 1
+#: The setting that switches a mutant on.
+MUTANT_SETTING = "mutant"
+
+
+def register(commands, model_source) -> None:
+    from .cli import _positive
+
+    mutants = commands.add_parser(
+        "mutants", parents=[model_source], help="run every mutant against configs: caught or missed",
+        description="Run every mutant the model lists against the configs, in their order, each until the "
+                    "first config that catches it, and print which config caught it, by which invariant, "
+                    f"with how long a trace; exit {EXIT_MUTANT_ESCAPED} when a mutant escapes every config.")
+    mutants.add_argument("configs", nargs="*", metavar="CONFIG.toml",
+                         help="configs, tried in this order (default: the shipped spec/configs/*.toml, by name)")
+    mutants.add_argument("--mutant", dest="only", action="append", default=[], metavar="NAME",
+                         help="run this mutant only (repeatable; default: every mutant the model lists)")
+    mutants.add_argument("--max-states", type=_positive, metavar="N", help="stop each search after N distinct states")
+    mutants.add_argument("--max-depth", type=_positive, metavar="N", help="explore paths of at most N states")
+    mutants.add_argument("--junit", metavar="PATH", help="write a JUnit XML report to PATH: a test case per mutant")
+    mutants.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    mutants.set_defaults(run=run_mutants)
+
+
+def shipped_configs() -> list[str]:
+    """The configs kraftcheck ships (``spec/configs/*.toml`` as installed), by name."""
+    folder = importlib.resources.files("kraftcheck.spec.configs")
+    return sorted(str(entry) for entry in folder.iterdir() if entry.name.endswith(".toml"))
+
+
+@dataclass
+class MutantOutcome:
+    """How one mutant fared: caught (by ``config``, violating ``violated`` in ``length`` states),
+    missed by every config, or stopped by the model's code failing (``error``)."""
+
+    name: str
+    description: str
+    config: CheckConfig | None = None
+    violated: list[str] = field(default_factory=list)
+    length: int = 0
+    counterexample: Counterexample | None = None
+    error: str | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        if self.error is not None:
+            return "error"
+        return "caught" if self.config is not None else "missed"
+
+
+def run_mutants(args) -> int:
+    from .cli import _error, _unwritable, build_named_model
+
+    if any(parse_override(item)[0] == MUTANT_SETTING for item in args.overrides):
+        raise ConfigError(f"--set {MUTANT_SETTING}=... is what this command does for each mutant: leave it out")
+    if args.junit is not None:
+        problem = _unwritable(Path(args.junit), directory=False)
+        if problem:
+            raise ConfigError(f"cannot write the JUnit report to {args.junit}: {problem}")
+    paths = args.configs or shipped_configs()
+    configs = [load_config(path, args.model, args.overrides) for path in paths]
+    baselines = [build_named_model(config) for config in configs]
+    listed = [_listed_mutants(model) for model in baselines]
+    mutants = listed[0]
+    if not mutants:
+        raise ConfigError(f"{configs[0].model} lists no mutants (a model's 'mutants': name -> description)")
+    unknown = [name for name in args.only if name not in mutants]
+    if unknown:
+        raise ConfigError(f"unknown mutant {unknown[0]!r} (known: {', '.join(mutants)})")
+    if args.only:
+        mutants = {name: text for name, text in mutants.items() if name in args.only}
+
+    out = sys.stdout
+    name_width = max(len("mutant"), *(len(name) for name in mutants))
+    config_width = max(len("config"), *(len(config.label) for config in configs))
+    print(f"{'mutant':<{name_width}}  {'verdict':<7}  {'config':<{config_width}}  {'trace':>5}  violated", file=out,
+          flush=True)
+    outcomes: list[MutantOutcome] = []
+    noted: set[int] = set()
+    for name, description in mutants.items():
+        outcome = MutantOutcome(name, description)
+        started = time.perf_counter()
+        for index, (config, baseline) in enumerate(zip(configs, baselines)):
+            if name not in listed[index]:
+                continue  # another model, without this mutant
+            found = _search(args, config, name, outcome)
+            if outcome.error is not None:
+                _error(f"mutant {name} at {config.source}: {outcome.error}")
+                break
+            own = [cx for cx in found if not also_without_mutant(baseline, cx)]
+            if own:
+                outcome.config, outcome.counterexample = config, own[0]
+                outcome.violated = sorted({cx.name for cx in own}, key=[cx.name for cx in own].index)
+                outcome.length = own[0].length
+                break
+            if found and index not in noted:  # the config fails by itself: it tells nothing about mutants
+                noted.add(index)
+                print(f"note: {config.source} violates {found[0].name} without a mutant: it catches no mutant",
+                      file=sys.stderr, flush=True)
+        outcome.elapsed_s = time.perf_counter() - started
+        outcomes.append(outcome)
+        where = outcome.config.label if outcome.config is not None else "-"
+        trace = str(outcome.length) if outcome.config is not None else "-"
+        violated = ", ".join(outcome.violated) or "-"
+        print(f"{name:<{name_width}}  {outcome.verdict:<7}  {where:<{config_width}}  {trace:>5}  {violated}",
+              file=out, flush=True)
+    caught = sum(outcome.verdict == "caught" for outcome in outcomes)
+    missed = [outcome.name for outcome in outcomes if outcome.verdict == "missed"]
+    print(f"mutation score: {caught}/{len(outcomes)} caught" + (f"; missed: {', '.join(missed)}" if missed else ""),
+          file=out)
+    if args.junit is not None:
+        _write_junit(args.junit, outcomes, configs)
+    if any(outcome.error is not None for outcome in outcomes):
+        return EXIT_MODEL_FAILED
+    return EXIT_MUTANT_ESCAPED if missed else 0
+
+
+def _listed_mutants(model) -> dict[str, str]:
+    try:
+        return {str(name): str(text) for name, text in (getattr(model, "mutants", None) or {}).items()}
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # the model's members are its own code
+        raise ModelFailed() from e
+
+
+def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome) -> list[Counterexample]:
+    """Search ``config`` with ``mutant`` switched on; the counterexamples of the first level
+    that has any (none: the mutant escapes this config).  The model's code failing goes to
+    ``outcome.error``."""
+    from .cli import _model_failure, _search_failure, build_named_model
+    from .progress import progress_reporter
+
+    mutated = CheckConfig(config.model, {**config.settings, MUTANT_SETTING: mutant}, dict(config.check),
+                          config.source, {**config.overrides, MUTANT_SETTING: mutant})
+    try:
+        model = build_named_model(mutated)
+    except ModelFailed as e:
+        outcome.error = _model_failure(e.__cause__)
+        return []
+    check = config.check
+    reporter = progress_reporter(args.quiet, sys.stderr)
+    try:
+        result = explore(
+            model,
+            max_states=args.max_states if args.max_states is not None else check.get("max_states"),
+            max_depth=args.max_depth if args.max_depth is not None else check.get("max_depth"),
+            check_deadlock=check.get("deadlock", True),
+            stop_on_violation=True,
+            progress=reporter,
+        )
+    except (KeyboardInterrupt, ModelProtocolError):
+        raise
+    except (Exception, SystemExit) as e:  # the model's own code failed: said in the mutant's row
+        outcome.error = _search_failure(e)
+        return []
+    finally:
+        if reporter is not None:
+            reporter.close()
+    return result.counterexamples
+
+
+def also_without_mutant(baseline, cx: Counterexample) -> bool:
+    """Whether ``cx`` is a run of the model without the mutant too, ending in the same violation
+    (or deadlock): then the config breaks by itself, and the violation says nothing of the mutant.
+
+    The model's code raising on the way back shows no such run: the violation is the mutant's."""
+    try:
+        return _replays(baseline, cx)
+    except KeyboardInterrupt:
+        raise
+    except Exception:
+        return False
+
+
+def _replays(baseline, cx: Counterexample) -> bool:
+    trace = cx.trace
+    if trace[0][1] not in list(baseline.init_states()):
+        return False
+    for (_, before), (action, after) in zip(trace, trace[1:]):
+        if (action, after) not in list(baseline.successors(before)):
+            return False
+    last = trace[-1][1]
+    if cx.kind == "invariant":
+        return baseline.invariants[cx.name](last) is False
+    if cx.kind == "action":
+        return baseline.action_invariants[cx.name](trace[-2][1], trace[-1][0], last) is False
+    return not any(True for _ in baseline.successors(last))
+
+
+def _write_junit(path: str, outcomes: list[MutantOutcome], configs: list[CheckConfig]) -> None:
+    from .cli import _error
+    from .junit import Case, Outcome, write_junit
+
+    tried = ", ".join(config.label for config in configs)
+    cases = []
+    for outcome in outcomes:
+        case = Case(outcome.name, "kraftcheck.mutants", outcome.elapsed_s)
+        if outcome.error is not None:
+            case.error = Outcome(outcome.error, "model failed", outcome.description)
+        elif outcome.config is None:
+            case.failure = Outcome(f"mutant {outcome.name} escaped every config: {tried}", "missed",
+                                   outcome.description)
+        else:
+            case.output = (f"caught by {outcome.config.label}: {', '.join(outcome.violated)} violated, "
+                           f"shortest trace {outcome.length} states\n{outcome.description}\n")
+        cases.append(case)
+    try:
+        write_junit(path, "kraftcheck mutants", cases)
+    except OSError as e:
+        _error(f"cannot write the JUnit report to {path}: {e.strerror or e}")

@@ -1,0 +1,140 @@
+"""kraftcheck mutants: each mutant until the first config that catches it, the table, the exit
+code, the JUnit report; and the Kafka model's mutants at the configs spec/README.md names."""
+
+import re
+from collections import defaultdict
+
+import pytest
+
+from kraftcheck.checker.mutants import EXIT_MUTANT_ESCAPED, shipped_configs
+from tests.junit_schema import validate
+from tests.test_cli import REPO, kraftcheck
+from tests.test_cli_suite import write_config
+
+
+def rows_of(stdout: str) -> list[list[str]]:
+    """The table's lines split on runs of two spaces or more, the score line last."""
+    return [re.split(r" {2,}", line.strip()) for line in stdout.splitlines()]
+
+
+@pytest.fixture
+def counters(tmp_path):
+    """Configs of tests.models:bounded: one that breaks NotForbidden by itself (limit 4, 1
+    forbidden), limit 4, limit 3."""
+    return [
+        write_config(tmp_path, "breaks", "tests.models:bounded", deadlock=False, forbidden=1),
+        write_config(tmp_path, "even", "tests.models:bounded", deadlock=False, limit=4),
+        write_config(tmp_path, "odd", "tests.models:bounded", deadlock=False, limit=3),
+    ]
+
+
+def test_each_mutant_until_the_first_config_that_catches_it(counters):
+    p = kraftcheck("mutants", *counters, "--quiet")
+    assert p.returncode == EXIT_MUTANT_ESCAPED == 4
+    assert rows_of(p.stdout) == [
+        ["mutant", "verdict", "config", "trace", "violated"],
+        ["overflow", "caught", "even", "6", "InRange"],  # 0..5: the breaking config taught nothing
+        ["double_step", "caught", "odd", "3", "InRange"],  # 0, 2, 4: only an odd limit is overstepped
+        ["idle", "missed", "-", "-", "-"],
+        ["mutation score: 2/3 caught; missed: idle"],
+    ]
+    # the violation the first config shows with a mutant is one it shows without: said once
+    assert p.stderr == f"note: {counters[0]} violates NotForbidden without a mutant: it catches no mutant\n"
+
+
+def test_every_mutant_caught_exits_0(counters):
+    p = kraftcheck("mutants", counters[2], counters[1], "--mutant", "overflow", "--mutant", "double_step", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert rows_of(p.stdout)[1:] == [
+        ["overflow", "caught", "odd", "5", "InRange"],
+        ["double_step", "caught", "odd", "3", "InRange"],
+        ["mutation score: 2/2 caught"],
+    ]
+
+
+def test_a_model_failing_under_a_mutant_is_exit_1(tmp_path, counters):
+    crashing = write_config(tmp_path, "crashing", "tests.models:bounded", deadlock=False, crash="true")
+    p = kraftcheck("mutants", crashing, counters[1], "--mutant", "overflow", "--quiet")
+    assert p.returncode == 1
+    assert rows_of(p.stdout)[1:] == [["overflow", "error", "-", "-", "-"], ["mutation score: 0/1 caught"]]
+    assert p.stderr == (f"kraftcheck: error: mutant overflow at {crashing}: the model raised RuntimeError: "
+                        "the mutant crashed (models.py:246)\n")
+
+
+def test_junit_report_a_test_case_per_mutant(tmp_path, counters):
+    report = tmp_path / "mutants.xml"
+    p = kraftcheck("mutants", *counters, "--junit", str(report), "--quiet")
+    assert p.returncode == 4
+    root = validate(report.read_text())
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "0")
+    cases = root[0].findall("testcase")
+    assert [(c.get("name"), c.get("classname")) for c in cases] == [
+        ("overflow", "kraftcheck.mutants"), ("double_step", "kraftcheck.mutants"), ("idle", "kraftcheck.mutants")]
+    assert cases[0].find("system-out").text == ("caught by even: InRange violated, shortest trace 6 states\n"
+                                                "Inc past the limit\n")
+    failure = cases[2].find("failure")
+    assert (failure.get("message"), failure.get("type"), failure.text) == (
+        "mutant idle escaped every config: breaks, even, odd", "missed", "a step that changes nothing")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--set", "mutant=overflow"], "--set mutant=... is what this command does for each mutant: leave it out"),
+    (["--mutant", "typo"], "unknown mutant 'typo' (known: overflow, double_step, idle)"),
+])
+def test_bad_input_is_one_line_and_exit_2(counters, args, message):
+    p = kraftcheck("mutants", counters[1], *args)
+    assert (p.returncode, p.stdout, p.stderr) == (2, "", f"kraftcheck: error: {message}\n")
+
+
+def test_a_model_without_mutants_is_bad_input(tmp_path):
+    jugs = write_config(tmp_path, "jugs", "tests.models:diehard")
+    p = kraftcheck("mutants", jugs)
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == ("kraftcheck: error: tests.models:diehard lists no mutants "
+                        "(a model's 'mutants': name -> description)\n")
+
+
+def test_the_shipped_configs_are_the_default_by_name():
+    assert [path.rsplit("/", 1)[-1] for path in shipped_configs()] == sorted(
+        path.name for path in (REPO / "spec" / "configs").glob("*.toml"))
+
+
+# -------------------------------------------------------------------------------------------
+# The Kafka model: each mutant at the config spec/README.md's table names, with its figures
+# -------------------------------------------------------------------------------------------
+
+
+def readme_mutants() -> dict[str, tuple[str, list[str], int]]:
+    """mutant -> (config, invariants named in "caught by", trace length), from spec/README.md."""
+    text = (REPO / "spec" / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Mutants", 1)[1].split("\n## ", 1)[0]
+    table = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].startswith("`"):
+            table[cells[0].strip("`")] = (cells[3], re.findall(r"`(\w+)`", cells[2]), int(cells[4]))
+    return table
+
+
+def test_the_readme_table_lists_every_mutant():
+    from kraftcheck.model import make_model
+
+    assert sorted(readme_mutants()) == sorted(make_model({}).mutants)
+
+
+def test_kafka_mutants_agree_with_the_readme_table():
+    """One run per config the table names, with the mutants it names for it: each caught there
+    (the first and only config), by the invariants and in the trace length the table gives."""
+    table = readme_mutants()
+    by_config = defaultdict(list)
+    for mutant, (config, _, _) in table.items():
+        by_config[config].append(mutant)
+    for config, mutants in sorted(by_config.items()):
+        selection = [arg for mutant in mutants for arg in ("--mutant", mutant)]
+        p = kraftcheck("mutants", str(REPO / "spec" / "configs" / f"{config}.toml"), *selection, "--quiet")
+        assert p.returncode == 0, p.stdout + p.stderr
+        rows = {row[0]: row for row in rows_of(p.stdout)[1:-1]}
+        for mutant in mutants:
+            _, invariants, length = table[mutant]
+            assert rows[mutant] == [mutant, "caught", config, str(length), ", ".join(invariants)]
+        assert rows_of(p.stdout)[-1] == [f"mutation score: {len(mutants)}/{len(mutants)} caught"]

@@ -1,0 +1,100 @@
+"""The pytest plugin (pytest --kraftcheck), run by pytester, and kraftcheck.check from Python."""
+
+import pytest
+
+import kraftcheck
+from tests.models import diehard
+
+pytest_plugins = ["pytester"]
+
+CONFIG = """[check]
+model = "{model}"
+deadlock = {deadlock}
+
+[model]
+{settings}
+"""
+
+
+@pytest.fixture
+def project(pytester):
+    """A project with three configs (one that holds, the jugs, a counter with mutants), a TOML
+    file that is no config, and the mutants the counter must catch."""
+    pytester.makefile(".toml", holds=CONFIG.format(model="tests.models:countdown", deadlock="false", settings="start = 3"),
+                      jugs=CONFIG.format(model="tests.models:diehard", deadlock="true", settings=""),
+                      even=CONFIG.format(model="tests.models:bounded", deadlock="false", settings="limit = 4"),
+                      other='[tool]\nname = "not a config"\n')
+    pytester.makeini("[pytest]\nkraftcheck_mutants =\n    even: overflow idle\n")
+    return pytester
+
+
+def test_configs_and_expected_mutants_are_test_items(project):
+    result = project.runpytest("--kraftcheck", "-v")
+    result.assert_outcomes(passed=3, failed=2)
+    result.stdout.fnmatch_lines_random([
+        "even.toml::check PASSED*",
+        "even.toml::mutant?overflow? PASSED*",
+        "even.toml::mutant?idle? FAILED*",
+        "holds.toml::check PASSED*",
+        "jugs.toml::check FAILED*",
+    ])
+    # the jugs' failure is the trace as `trace show` prints it
+    result.stdout.fnmatch_lines([
+        "*kraftcheck jugs.toml::check*",
+        "*/jugs.toml: invariant NotFourGallons is violated; shortest trace: 7 states",
+        "tests.models:diehard: NotFourGallons",
+        "── 0/6 Init",
+        "   small = 0",
+        "   big = 0",
+        "── 1/6 FillBig",
+        "   big: 0 → 5",
+        "*── 6/6 BigToSmall",
+        "   small: 2 → 3",
+        "   big: 5 → 4",
+    ])
+    result.stdout.fnmatch_lines(["*kraftcheck even.toml::mutant?idle?*",
+                                 "mutant idle escaped even.toml: no invariant caught it"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_without_the_option_no_config_is_collected(project):
+    result = project.runpytest()
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_a_bad_mutants_line_is_a_usage_error(pytester):
+    pytester.makefile(".toml", even=CONFIG.format(model="tests.models:bounded", deadlock="false", settings=""))
+    pytester.makeini("[pytest]\nkraftcheck_mutants =\n    even overflow\n")
+    result = pytester.runpytest("--kraftcheck")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*kraftcheck_mutants: expected 'STEM: MUTANT ...', got 'even overflow'*"])
+
+
+# ---------------------------------------------------------------- kraftcheck.check
+
+
+def test_check_a_config_with_settings():
+    result = kraftcheck.check("spec/configs/epochgate.toml", mutant="skip_epoch_check")
+    assert (result.verdict, result.exit_code) == ("violation", 13)
+    assert [(v.name, v.kind, v.length) for v in result.violations] == [("StaleEpochChangesNothing", "action", 11)]
+
+
+def test_check_a_factory_a_model_and_search_options():
+    assert kraftcheck.check("tests.models:diehard", goal=3).violations[0].length == 3
+    result = kraftcheck.check(diehard())
+    assert (result.distinct_states, result.violations[0].length) == (14, 7)
+    assert kraftcheck.check("tests.models:interchangeable", deadlock=False).distinct_states == 10
+    assert kraftcheck.check("tests.models:interchangeable", deadlock=False, symmetry=False).distinct_states == 27
+    result = kraftcheck.check("tests.models:counters", max_states=10)
+    assert (result.verdict, result.distinct_states) == ("incomplete", 10)
+    result = kraftcheck.check("tests.models:diehard", goal=3, keep_going=True)
+    assert result.distinct_states == 16  # the whole space: the search went on past the violation
+
+
+def test_check_refuses_what_it_cannot_use():
+    with pytest.raises(ValueError, match="unknown model setting 'gaol'"):
+        kraftcheck.check("tests.models:diehard", gaol=4)
+    with pytest.raises(TypeError, match="a model object takes no settings, got goal"):
+        kraftcheck.check(diehard(), goal=3)
+    with pytest.raises(RuntimeError, match="the factory gave up"):  # the model's own error, as it is
+        kraftcheck.check("tests.broken_models:factory_raises")
