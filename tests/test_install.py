@@ -29,6 +29,6 @@ def test_the_wheel_builds_without_warnings_and_holds_the_data(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     configs = {f"kraftcheck/spec/configs/{path.name}" for path in (REPO / "spec" / "configs").glob("*.toml")}
     findings = {f"kraftcheck/spec/findings/{path.name}" for path in (REPO / "spec" / "findings").glob("*.itf.json")}
-    assert len(configs) == 11 and findings
+    assert configs and findings
     assert configs | findings | {"kraftcheck/spec/KRaftJBOD.tla", "kraftcheck/spec/README.md",
                                  "kraftcheck/spec/ci.cfg"} <= names
