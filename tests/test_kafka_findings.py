@@ -259,6 +259,15 @@ TWO_REGISTERED = [
 ]
 
 
+#: Broker 0's only disk fails (it stops) and comes back replaced; p0 is created on it meanwhile.
+DISK_REPLACED = [
+    "BrokerFailsDir(b0, slot 0)",
+    "BrokerStarts(b0, slot 0 replaced)",
+    "BrokerSendsRegistration(b0)",
+    "ControllerCreatesPartition(p0)",
+]
+
+
 def test_finding_3_the_config_stops_at_the_restart_race():
     result = check(keep_going=False, config="restart")
     assert [(v.name, v.kind, v.length) for v in result.violations] == [("FencedBrokerLeadsNothing", "invariant", 15)]
@@ -301,10 +310,7 @@ def test_finding_3_with_a_replaced_disk_the_leader_has_no_log():
     trace = violation(result, "LeaderOnOnlineDir").trace
     assert labels(model, trace) == [
         *TWO_REGISTERED,
-        "BrokerFailsDir(b0, slot 0)",
-        "BrokerStarts(b0, slot 0 replaced)",
-        "BrokerSendsRegistration(b0)",
-        "ControllerCreatesPartition(p0)",
+        *DISK_REPLACED,
         "ControllerHandlesRegistrationAfterSessionTimeout(Register(b0, incarnation 2, dirs ['dir-2']))",
     ]
     after = model.describe(trace[-1][1])
@@ -336,10 +342,7 @@ def test_finding_5_an_assignment_to_an_online_directory_leaves_the_partition_lea
     trace = violation(result, "ElectedWhenPossible").trace
     assert labels(model, trace) == [
         *TWO_REGISTERED,
-        "BrokerFailsDir(b0, slot 0)",
-        "BrokerStarts(b0, slot 0 replaced)",
-        "BrokerSendsRegistration(b0)",
-        "ControllerCreatesPartition(p0)",
+        *DISK_REPLACED,
         "ControllerFencesExpiredBroker(b0)",
         "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-2']))",
         "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
