@@ -53,6 +53,9 @@ invariant, its expansion's figures are dropped, so both engines stop after the s
 complete level.  A level's expansion that finds a deadlock or a bad step stops the search
 after the next level is admitted and checked, unexpanded; at the ``max_states`` bound the
 last level is admitted again with a quota per partition, unexpanded.
+
+docs/spark-engine.md says the same for a reader of the repository, with the settings a session
+is given and why.
 """
 
 from __future__ import annotations
