@@ -260,6 +260,12 @@ def _on_this_machine(master: str) -> bool:
     return False
 
 
+def quiet_pyspark_warnings() -> None:
+    """Before pyspark is imported: pyspark warns about pandas versions it has not been tested
+    with, and the engine uses Arrow only."""
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\.")
+
+
 def open_session(master: str | None, app_name: str = "kraftcheck",
                  say: Callable[[str], None] | None = None) -> SparkHandle:
     """Start (or join) the session for ``master``; ConfigError when it cannot be reached.
@@ -267,8 +273,7 @@ def open_session(master: str | None, app_name: str = "kraftcheck",
     master = resolve_master(master)
     if master is not None:
         check_master(master)
-    # pyspark warns about pandas versions it has not been tested with; the engine uses Arrow only
-    warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\.")
+    quiet_pyspark_warnings()
 
     if master is not None and master.startswith("sc://"):
         return _connect(master)

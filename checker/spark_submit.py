@@ -24,6 +24,9 @@ def shipped_files() -> dict[str, str]:
     """File name -> path on this machine of each file of ``--files`` that is here (client mode)."""
     from urllib.parse import unquote, urlsplit
 
+    from kraftcheck.checker.spark_session import quiet_pyspark_warnings
+
+    quiet_pyspark_warnings()
     from pyspark import SparkConf, SparkContext
 
     SparkContext._ensure_initialized()  # joins spark-submit's JVM: its conf holds --files

@@ -72,7 +72,7 @@ def submit(workdir, block: str, master: str, executor_python: str, conf_dir) -> 
     """Run ``block`` with bash in ``workdir``, where ``spec/`` is the checkout's, as a user
     would on the machine they submit from: this venv's ``kraftcheck``, ``python3`` and
     ``spark-submit`` first on the path."""
-    workdir.mkdir()
+    workdir.mkdir(exist_ok=True)
     (workdir / "spec").symlink_to(REPO / "spec")
     env = cluster_env(conf_dir, MASTER_URL=master, EXECUTOR_PYTHON=executor_python,
                       PATH=f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
@@ -90,7 +90,8 @@ def local_check(tmp_path, *args: str) -> dict:
 
 
 def errors(p: subprocess.CompletedProcess) -> list[str]:
-    return [line for line in p.stderr.splitlines() if line.startswith("kraftcheck: error:")]
+    """kraftcheck's error lines (spark-submit passes the driver's stderr on to its stdout)."""
+    return [line for line in (p.stdout + p.stderr).splitlines() if line.startswith("kraftcheck: error:")]
 
 
 def test_the_readmes_spark_submit_runs_on_a_cluster_whose_nodes_lack_kraftcheck(
@@ -101,8 +102,9 @@ def test_the_readmes_spark_submit_runs_on_a_cluster_whose_nodes_lack_kraftcheck(
     started = time.monotonic()
     p = submit(tmp_path / "ci", block, master, executor_python, conf_dir)
     seconds = time.monotonic() - started
-    assert p.returncode == 0, p.stderr[-5000:]
-    assert errors(p) == [] and "executors' Python:" not in p.stderr  # a master on this machine: no note
+    assert p.returncode == 0, (p.stdout + p.stderr)[-5000:]
+    assert errors(p) == [] and "executors' Python:" not in p.stdout + p.stderr  # a master on this machine: no note
+    assert "ok: every invariant holds in every reachable state" in p.stdout
     spark = json.loads((tmp_path / "ci" / "summary.json").read_text())
     local = local_check(tmp_path)
     assert (spark["engine"], spark["verdict"], spark["distinct_states"]) == ("spark", "ok", 141_597)
@@ -119,7 +121,7 @@ def test_the_readmes_spark_submit_finds_a_mutants_violation_as_the_local_engine_
     master, _ = two_workers
     block = readme_block("spark-submit --master").rstrip() + f" --set mutant={MUTANT}\n"
     p = submit(tmp_path / "mutant", block, master, executor_python, conf_dir)
-    assert p.returncode == 12, p.stderr[-5000:]
+    assert p.returncode == 12, (p.stdout + p.stderr)[-5000:]
     assert errors(p) == []
     spark = json.loads((tmp_path / "mutant" / "summary.json").read_text())
     local = local_check(tmp_path, "--set", f"mutant={MUTANT}")
@@ -129,6 +131,22 @@ def test_the_readmes_spark_submit_finds_a_mutants_violation_as_the_local_engine_
         assert strip(spark[key]) == strip(local[key]), key
     trace = json.loads((tmp_path / "mutant" / spark["violations"][0]["trace"]).read_text())
     assert len(trace["states"]) == 21
+
+
+def test_a_users_model_ships_with_py_files_as_the_readme_says(tmp_path, two_workers, executor_python, conf_dir):
+    master, _ = two_workers
+    block = readme_block("spark-submit --master")
+    block = block.replace("--py-files dist/kraftcheck.zip", "--py-files dist/kraftcheck.zip,models/jugs.py")
+    block = block.replace("check ci.toml", "check --model jugs:diehard")
+    assert block.count("jugs") == 2
+    (tmp_path / "user" / "models").mkdir(parents=True)
+    (tmp_path / "user" / "models" / "jugs.py").write_bytes((REPO / "tests" / "models.py").read_bytes())
+    p = submit(tmp_path / "user", block, master, executor_python, conf_dir)
+    assert p.returncode == 12, (p.stdout + p.stderr)[-5000:]
+    assert errors(p) == []
+    spark = json.loads((tmp_path / "user" / "summary.json").read_text())
+    assert (spark["distinct_states"], [(v["invariant"], v["length"]) for v in spark["violations"]]) == (
+        14, [("NotFourGallons", 7)])
 
 
 def test_executors_that_cannot_import_kraftcheck_are_one_line_and_exit_2(tmp_path, executor_python):
