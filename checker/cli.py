@@ -126,6 +126,15 @@ def build_parser() -> argparse.ArgumentParser:
     from kraftcheck.traces.commands import register as register_trace_commands
 
     register_trace_commands(commands)
+
+    from .spark_package import DEFAULT_OUT, DRIVER_SCRIPT, ZIP_NAME
+
+    package = commands.add_parser(
+        "spark-package", help="build what spark-submit ships to executors that lack kraftcheck",
+        description=f"Write {ZIP_NAME} (kraftcheck, for spark-submit --py-files: executors put a .zip on "
+                    f"their path, not a .whl) and {DRIVER_SCRIPT} (the driver script) into DIR.")
+    package.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"where they go (default: ./{DEFAULT_OUT})")
+    package.set_defaults(run=run_spark_package)
     return parser
 
 
@@ -142,7 +151,8 @@ def _run(argv: list[str] | None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise UsageError("a command is required: check, mutants, list, trace or graph (see 'kraftcheck --help')")
+            raise UsageError("a command is required: check, mutants, list, trace, graph or spark-package "
+                             "(see 'kraftcheck --help')")
         return _run_command(args)
     except (UsageError, ConfigError, TraceFormatError) as e:
         _error(str(e))
@@ -759,6 +769,19 @@ def report(model, result: Result, trace_paths: dict[str, str | None], *, quiet: 
             print(f"  {name:<{width}}  {counts['generated']:>12,}  {counts['distinct']:>12,}", file=out)
     if result.never_enabled:
         print(f"never enabled: {', '.join(result.never_enabled)}", file=out)
+
+
+# ---------------------------------------------------------------- spark-package
+
+
+def run_spark_package(args) -> int:
+    from .spark_package import EXECUTOR_REQUIREMENTS, build
+
+    built = build(args.out)
+    print(f"wrote {built.archive}: kraftcheck {built.version}, {built.files} files (spark-submit --py-files)")
+    print(f"wrote {built.driver_script}: the driver script (spark-submit's application)")
+    print(f"the executors' Python needs {', '.join(EXECUTOR_REQUIREMENTS)} installed")
+    return 0
 
 
 # ---------------------------------------------------------------- list

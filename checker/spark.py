@@ -53,14 +53,19 @@ invariant, its expansion's figures are dropped, so both engines stop after the s
 complete level.  A level's expansion that finds a deadlock or a bad step stops the search
 after the next level is admitted and checked, unexpanded; at the ``max_states`` bound the
 last level is admitted again with a quota per partition, unexpanded.
+
+docs/spark-engine.md says the same for a reader of the repository, with the settings a session
+is given and why.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import logging
 import os
+import re
 import signal
 import sys
 import time
@@ -72,6 +77,7 @@ from .config import CheckConfig, ConfigError, build_model
 from .path import counterexamples
 from .result import Result
 from .signals import Figures, Interrupted, note_figures, received
+from .spark_package import EXECUTOR_REQUIREMENTS, ZIP_NAME
 from .spark_session import (
     NARROW_KEY,
     NARROW_TRANSITIONS,
@@ -133,7 +139,7 @@ def explore_spark(
         raise ValueError("max_depth must be at least 1")
     model = build_model(config)
     with _quiet_py4j_when_interrupted():
-        handle = open_session(master)
+        handle = open_session(master, say=None if progress is None else _say)
         interrupted = _note_interrupts()
         search = None
         try:
@@ -151,10 +157,44 @@ def explore_spark(
                 _note_figures_so_far(search)
                 handle.interrupt()
                 raise Interrupted(received() or signal.SIGINT) from e
+            missing = missing_on_executors(str(e))
+            if missing is not None:
+                raise ConfigError(missing) from None
             raise
         finally:
             interrupted.restore()
             handle.stop()
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+#: How a Python worker reports a module it cannot import, in the text of the task's failure.
+_MODULE_NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '(?P<name>[\w.]+)'")
+
+
+def missing_on_executors(failure: str) -> str | None:
+    """The one line that says how to give the executors a module their tasks could not
+    import (``failure`` is the text of the job's failure), or None when no task failed so or
+    when the driver cannot import the module either (then the model's code is at fault, as
+    the local engine would say)."""
+    found = _MODULE_NOT_FOUND.search(failure)
+    if found is None:
+        return None
+    name = found.group("name")
+    top = name.split(".")[0]
+    python = os.environ.get("PYSPARK_PYTHON", "python3")
+    if top == "kraftcheck":
+        return (f"the executors' Python ({python}) cannot import kraftcheck (no module named {name!r}): ship "
+                f"{ZIP_NAME}, built by 'kraftcheck spark-package --out DIR', with spark-submit --py-files DIR/{ZIP_NAME}")
+    if top not in sys.modules and importlib.util.find_spec(top) is None:
+        return None
+    if top in EXECUTOR_REQUIREMENTS:
+        return (f"the executors' Python ({python}) has no module named {name!r}: install "
+                f"{', '.join(EXECUTOR_REQUIREMENTS)} there, or set spark.pyspark.python to a Python that has them")
+    return (f"the executors' Python ({python}) cannot import {name!r}, which the driver imports: ship it with "
+            "spark-submit --py-files (a .py file, or a .zip of its package), or install it there")
 
 
 def _note_figures_so_far(search: "_SparkSearch | None") -> None:

@@ -4,6 +4,10 @@ A master URL is checked before Spark is started, so that a wrong one is a one-li
 within seconds instead of Spark's minutes of retries.  When the master is this machine
 (``local[...]``, or a ``spark://`` / ``sc://`` address on loopback), the driver binds to
 127.0.0.1 and nothing listens on another interface.
+
+The executors' Python (:func:`pick_executor_python`) is the driver's own interpreter when the
+master is on this machine, whose path the executors share; for a master elsewhere, where that
+path means nothing, it is what the user or the cluster configured, and the command says which.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from .config import ConfigError
@@ -215,14 +219,61 @@ def _check_reachable(url: str, default_port: int) -> tuple[str, bool]:
     raise ConfigError(f"cannot reach Spark master {url} ({'; '.join(errors)})")
 
 
-def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandle:
-    """Start (or join) the session for ``master``; ConfigError when it cannot be reached."""
+#: The Spark setting of the executors' Python; spark-submit passes it on as ``PYSPARK_PYTHON``.
+PYTHON_KEY = "spark.pyspark.python"
+#: What Spark runs on executors when nothing says otherwise.
+SPARK_DEFAULT_PYTHON = "python3"
+
+
+def pick_executor_python(on_this_machine: bool, configured: str | None, environ) -> tuple[str, str | None]:
+    """The Python the executors run, and where it comes from (None: the driver's own interpreter).
+
+    ``configured`` is the session's ``spark.pyspark.python``, which Spark puts before
+    ``PYSPARK_PYTHON``.  On this machine, unless one of them names another, it is the driver's
+    own interpreter, which has kraftcheck.  Elsewhere that path means nothing: it is what was
+    configured, else Spark's default."""
+    if configured:
+        return configured, PYTHON_KEY
+    if environ.get("PYSPARK_PYTHON"):
+        return environ["PYSPARK_PYTHON"], "PYSPARK_PYTHON"
+    if on_this_machine:
+        return sys.executable, None
+    return SPARK_DEFAULT_PYTHON, f"Spark's default; set {PYTHON_KEY} or PYSPARK_PYTHON to choose"
+
+
+def _use_executor_python(on_this_machine: bool, configured: str | None, say: Callable[[str], None] | None) -> None:
+    """Set ``PYSPARK_PYTHON``, which PySpark sends the executors as the Python to run, before
+    the SparkContext reads it; for a master elsewhere, say in one line what was chosen."""
+    python, source = pick_executor_python(on_this_machine, configured, os.environ)
+    os.environ["PYSPARK_PYTHON"] = python
+    if not on_this_machine and say is not None:
+        say(f"executors' Python: {python} ({source})")
+
+
+def _on_this_machine(master: str) -> bool:
+    """Whether the master is this machine: local mode, or a standalone master on loopback."""
+    if master.startswith("local"):
+        return True
+    if master.startswith("spark://"):
+        first = urlsplit(master.replace("spark://", "tcp://", 1)).netloc.split(",")[0]
+        return _is_loopback(first.rpartition(":")[0].strip("[]") if ":" in first else first)
+    return False
+
+
+def quiet_pyspark_warnings() -> None:
+    """Before pyspark is imported: pyspark warns about pandas versions it has not been tested
+    with, and the engine uses Arrow only."""
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\.")
+
+
+def open_session(master: str | None, app_name: str = "kraftcheck",
+                 say: Callable[[str], None] | None = None) -> SparkHandle:
+    """Start (or join) the session for ``master``; ConfigError when it cannot be reached.
+    ``say`` receives the one line naming the executors' Python when the master is elsewhere."""
     master = resolve_master(master)
     if master is not None:
         check_master(master)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    # pyspark warns about pandas versions it has not been tested with; the engine uses Arrow only
-    warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\.")
+    quiet_pyspark_warnings()
 
     if master is not None and master.startswith("sc://"):
         return _connect(master)
@@ -238,7 +289,13 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
         return SparkHandle(active, running, _kind(running), owned=False)
     if master is None and os.environ.get("PYSPARK_GATEWAY_PORT"):
         # Inside spark-submit: its JVM is up with its master and conf; make the session from them.
+        from pyspark import SparkConf, SparkContext
+
         with _keeping_sigint_handler():
+            SparkContext._ensure_initialized()
+            submitted = SparkConf()
+            _use_executor_python(_on_this_machine(submitted.get("spark.master", "local[*]")),
+                                 submitted.get(PYTHON_KEY, None), say)
             spark = SparkSession.builder.appName(app_name).getOrCreate()
         return SparkHandle(spark, spark.sparkContext.master, _kind(spark.sparkContext.master), owned=True)
 
@@ -275,7 +332,8 @@ def open_session(master: str | None, app_name: str = "kraftcheck") -> SparkHandl
     jvm_output = None
     try:
         with _environment(LOCAL_ALLOCATOR_ENV if kind == "local" else {}), _keeping_sigint_handler():
-            jvm_output = _start_jvm(options)
+            jvm_output = _start_jvm(options, lambda conf: _use_executor_python(
+                kind == "local" or (kind == "standalone" and loopback), conf.get(PYTHON_KEY, None), say))
             spark = builder.getOrCreate()
     except _StartFailed as e:
         raise ConfigError(f"cannot start Spark with master {master}: {e}") from None
@@ -348,10 +406,12 @@ def _wait_for_executor(handle: SparkHandle) -> None:
     )
 
 
-def _start_jvm(options: dict[str, str]) -> "JvmOutput | None":
+def _start_jvm(options: dict[str, str], before_context: Callable[[Any], None]) -> "JvmOutput | None":
     """Start the JVM of a new session (``spark-submit`` with ``options``), its output read
     through a :class:`JvmOutput`, in a process session of its own; None when this process
-    has a JVM already (a session stopped earlier): Spark reuses it.
+    has a JVM already (a session stopped earlier): Spark reuses it.  ``before_context``
+    receives the JVM's conf (``options`` and a ``spark-defaults.conf``'s) before the
+    SparkContext is made.
 
     In a session of its own, the JVM and its Python workers do not receive what a terminal
     sends the command's process group (Ctrl-C, a hang-up): the driver stops them itself, and
@@ -360,6 +420,7 @@ def _start_jvm(options: dict[str, str]) -> "JvmOutput | None":
     from pyspark.java_gateway import launch_gateway
 
     if SparkContext._gateway is not None:
+        before_context(SparkConf())
         return None
     conf = SparkConf(loadDefaults=False)
     for key, value in options.items():
@@ -382,6 +443,7 @@ def _start_jvm(options: dict[str, str]) -> "JvmOutput | None":
     finally:
         jvm_output.close_write_end()
     try:
+        before_context(SparkConf(_jvm=gateway.jvm))
         SparkContext(conf=conf, gateway=gateway)
     except Exception as e:
         raise _StartFailed(jvm_output.reason(e)) from None

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import importlib
 import ipaddress
 import json
 import marshal
@@ -228,6 +229,14 @@ def model_for(job: Job):
             if path not in sys.path and os.path.isdir(path):
                 sys.path.append(path)
         data = json.loads(job.config_json)
+        # The driver has checked that the model's module is no installed module's namesake in
+        # its current directory; here it is imported from where Spark put it, the work
+        # directory, which holds what --py-files shipped (and the driver's copy, on a cluster on
+        # the driver's machine, would otherwise count as another module of the same name).
+        try:
+            importlib.import_module(data["model"].partition(":")[0])
+        except ImportError:
+            pass  # build_model says what is missing, as on the driver
         model = build_model(CheckConfig(model=data["model"], settings=data["settings"]))
         _MODELS[job.config_json] = model
         # PySpark's daemon runs a full collection after every task; nearly all it would walk

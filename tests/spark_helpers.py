@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+#: Seconds a Spark server started by a test has to start listening (or a worker to register).
+START_TIMEOUT_S = 180
 
 
 def spark_home() -> str:
@@ -131,3 +137,85 @@ def local_spark():
         handle = open_session("local[2]")
         yield handle
         handle.stop()
+
+
+# ---------------------------------------------------------------- servers started by a test
+
+
+def start_server(args: list[str], log_path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    log = open(log_path, "w")
+    # spark-class and spark-submit exec java: the process id is the JVM's
+    return subprocess.Popen(args, env=env or loopback_env(), stdout=log, stderr=subprocess.STDOUT, cwd=REPO,
+                            stdin=subprocess.DEVNULL)
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    """Stop a server by its process id, then whatever it started that outlives it."""
+    below = descendants(process.pid)
+    process.terminate()
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(alive(pid) for pid in below):
+        time.sleep(0.5)
+    for pid in below:
+        if alive(pid):
+            os.kill(pid, 9)
+
+
+def wait_for_port(port: int, process: subprocess.Popen, log_path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the server exited with {process.returncode}:\n{open(log_path).read()[-3000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2):
+                return
+        except OSError:
+            time.sleep(1)
+    pytest.fail(f"nothing listens on 127.0.0.1:{port} after {START_TIMEOUT_S} s")
+
+
+def master_status(ui_port: int) -> dict:
+    """The standalone master's status page, as JSON: its workers and applications."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as response:
+        return json.load(response)
+
+
+@contextmanager
+def standalone_cluster(logs: Path, *, workers: int = 1, cores: int = 2, memory: str = "2g",
+                       env: dict[str, str] | None = None):
+    """A standalone master and ``workers`` workers on 127.0.0.1, each with ``cores`` cores and
+    its own work directory under ``logs``; yields (master URL, the master's web UI port) once
+    every worker has registered, and stops them all by process id."""
+    spark_class = os.path.join(spark_home(), "bin", "spark-class")
+    port, ui = free_port(), free_port()
+    master = start_server([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                           "--port", str(port), "--webui-port", str(ui)], logs / "master.log", env)
+    started: list[subprocess.Popen] = []
+    try:
+        wait_for_port(port, master, logs / "master.log")
+        for i in range(workers):
+            (logs / f"work{i}").mkdir()
+            started.append(start_server(
+                [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                 "--webui-port", str(free_port()), "--cores", str(cores), "--memory", memory,
+                 "--work-dir", str(logs / f"work{i}"), f"spark://127.0.0.1:{port}"], logs / f"worker{i}.log", env))
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                if sum(w.get("state") == "ALIVE" for w in master_status(ui).get("workers", [])) == workers:
+                    break
+            except OSError:
+                pass
+            time.sleep(1)
+        else:
+            pytest.fail(f"not every worker registered:\n{(logs / 'worker0.log').read_text()[-3000:]}")
+        yield f"spark://127.0.0.1:{port}", ui
+    finally:
+        for worker in started:
+            stop_server(worker)
+        stop_server(master)

@@ -5,56 +5,26 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
 
-from tests.spark_helpers import REPO, alive, descendants, free_port, loopback_env, spark_home
+from tests.spark_helpers import (
+    REPO,
+    alive,
+    free_port,
+    loopback_env,
+    master_status,
+    spark_home,
+    standalone_cluster,
+    start_server,
+    stop_server,
+    wait_for_port,
+)
 
 pytestmark = pytest.mark.slow
-
-START_TIMEOUT_S = 180
-
-
-def _start(args: list[str], log_path) -> subprocess.Popen:
-    log = open(log_path, "w")
-    # spark-class and spark-submit exec java: the process id is the JVM's
-    return subprocess.Popen(args, env=loopback_env(), stdout=log, stderr=subprocess.STDOUT, cwd=REPO,
-                            stdin=subprocess.DEVNULL)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    below = descendants(process.pid)
-    process.terminate()
-    try:
-        process.wait(60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(30)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and any(alive(pid) for pid in below):
-        time.sleep(0.5)
-    for pid in below:
-        if alive(pid):
-            os.kill(pid, 9)
-
-
-def _wait_for_port(port: int, process: subprocess.Popen, log_path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"the server exited with {process.returncode}:\n{open(log_path).read()[-3000:]}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=2):
-                return
-        except OSError:
-            time.sleep(1)
-    pytest.fail(f"nothing listens on 127.0.0.1:{port} after {START_TIMEOUT_S} s")
-
 
 def kraftcheck(*args):
     return subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", *args], capture_output=True, text=True,
@@ -87,33 +57,8 @@ def check_both(tmp_path, master: str, *args: str) -> tuple[dict, dict, subproces
 
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory):
-    logs = tmp_path_factory.mktemp("standalone")
-    spark_class = os.path.join(spark_home(), "bin", "spark-class")
-    port, ui, worker_ui = free_port(), free_port(), free_port()
-    master = _start([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                     "--port", str(port), "--webui-port", str(ui)], logs / "master.log")
-    worker = None
-    try:
-        _wait_for_port(port, master, logs / "master.log")
-        worker = _start([spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                         "--webui-port", str(worker_ui), "--cores", "2", "--memory", "2g",
-                         f"spark://127.0.0.1:{port}"], logs / "worker.log")
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as response:
-                    if any(w.get("state") == "ALIVE" for w in json.load(response).get("workers", [])):
-                        break
-            except OSError:
-                pass
-            time.sleep(1)
-        else:
-            pytest.fail(f"no worker registered:\n{(logs / 'worker.log').read_text()[-3000:]}")
-        yield f"spark://127.0.0.1:{port}", ui
-    finally:
-        if worker is not None:
-            _stop(worker)
-        _stop(master)
+    with standalone_cluster(tmp_path_factory.mktemp("standalone")) as cluster:
+        yield cluster
 
 
 def test_standalone_cluster_same_answers(standalone, tmp_path):
@@ -121,8 +66,7 @@ def test_standalone_cluster_same_answers(standalone, tmp_path):
     _, spark, _ = check_both(tmp_path, url, "--model", "tests.models:diehard")
     assert (spark["distinct_states"], spark["depth"], spark["violations"][0]["length"]) == (14, 7, 7)
     # the master ran the search as an application, on its worker's cores
-    with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as response:
-        apps = json.load(response)["completedapps"]
+    apps = master_status(ui)["completedapps"]
     assert [app["name"] for app in apps] == ["kraftcheck"] and apps[0]["cores"] == 2
 
 
@@ -139,7 +83,7 @@ def test_standalone_cluster_deadlock_and_coverage(standalone, tmp_path):
 def connect_server(tmp_path_factory):
     logs = tmp_path_factory.mktemp("connect")
     port = free_port()
-    server = _start([os.path.join(spark_home(), "bin", "spark-submit"),
+    server = start_server([os.path.join(spark_home(), "bin", "spark-submit"),
                      "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
                      "--master", "local[2,2]",
                      "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
@@ -149,10 +93,10 @@ def connect_server(tmp_path_factory):
                      "--conf", "spark.ui.enabled=false",
                      "spark-internal"], logs / "connect.log")
     try:
-        _wait_for_port(port, server, logs / "connect.log")
+        wait_for_port(port, server, logs / "connect.log")
         yield f"sc://127.0.0.1:{port}", server
     finally:
-        _stop(server)
+        stop_server(server)
     assert not alive(server.pid)
 
 
@@ -171,10 +115,10 @@ def test_spark_connect_step_property_and_depth_bound(connect_server, tmp_path):
 def test_master_without_workers_is_one_line_and_exit_2(tmp_path):
     spark_class = os.path.join(spark_home(), "bin", "spark-class")
     port = free_port()
-    master = _start([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+    master = start_server([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                      "--port", str(port), "--webui-port", str(free_port())], tmp_path / "master.log")
     try:
-        _wait_for_port(port, master, tmp_path / "master.log")
+        wait_for_port(port, master, tmp_path / "master.log")
         started = time.monotonic()
         p = kraftcheck("check", "--model", "tests.models:diehard", "--engine", "spark",
                        "--spark-master", f"spark://127.0.0.1:{port}")
@@ -184,4 +128,4 @@ def test_master_without_workers_is_one_line_and_exit_2(tmp_path):
         assert errors == [f"kraftcheck: error: no executor registered with Spark master spark://127.0.0.1:{port} "
                           "within 45 s (is a worker running, with free cores and memory?)"]
     finally:
-        _stop(master)
+        stop_server(master)

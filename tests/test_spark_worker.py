@@ -11,12 +11,14 @@ import dataclasses
 import ipaddress
 import os
 import socket
+import sys
 from collections import Counter
 
 import pytest
 
 from kraftcheck.checker.config import CheckConfig
 from kraftcheck.checker import spark_worker as worker
+from tests.spark_helpers import REPO
 
 
 def test_admission_keeps_the_least_parent_and_skips_the_visited():
@@ -360,3 +362,28 @@ def test_placing_states_by_locality_ships_fewer_successors_and_finds_the_same_st
     assert shipped(base, 1) == (13, 256, 255)
     assert shipped(base, 2) == (13, 256, 635)
     assert shipped({**base, "locality": [0]}, 2) == (13, 256, 509)
+
+
+def test_a_worker_builds_a_shipped_model_whose_driver_copy_is_on_its_path_too(tmp_path, monkeypatch):
+    """spark-submit --py-files mymodel.py: the executor's work directory (its current
+    directory) holds the shipped copy, and on a cluster on the driver's machine the driver's
+    copy is on the path too (the job's paths); both are the same model, not a namesake."""
+    import uuid
+
+    name = f"shipped_{uuid.uuid4().hex}"
+    source = (REPO / "tests" / "models.py").read_bytes()
+    for folder in ("work", "driver"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"{name}.py").write_bytes(source)
+    monkeypatch.chdir(tmp_path / "work")
+    # as PySpark's worker puts it: the directory of the shipped files first
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "work"), *(p for p in sys.path if p not in ("", "."))])
+    config = CheckConfig(model=f"{name}:diehard", settings={})
+    job = worker.Job(config_json=worker.job_config(config), paths=(str(tmp_path / "driver"),))
+    try:
+        model = worker.model_for(job)
+        assert len(list(model.init_states())) == 1
+        assert sys.modules[name].__file__ == str(tmp_path / "work" / f"{name}.py")
+    finally:
+        worker._MODELS.pop(job.config_json, None)
+        sys.modules.pop(name, None)
