@@ -33,7 +33,7 @@ def test_the_zip_holds_every_module_and_config_as_a_wheel_lays_them_out(tmp_path
     assert p.returncode == 0, p.stderr
     archive = tmp_path / "ship" / "kraftcheck.zip"
     names = zipfile.ZipFile(archive).namelist()
-    expected = ["kraftcheck/__init__.py"]
+    expected = [f"kraftcheck/{f.name}" for f in (REPO / "kraftcheck").glob("*.py")]
     for folder in ("checker", "model", "traces", "spec"):
         expected += [f"kraftcheck/{folder}/{f.name}" for f in (REPO / folder).glob("*.py")]
     expected += [f"kraftcheck/spec/configs/{f.name}" for f in (REPO / "spec" / "configs").glob("*.toml")]
