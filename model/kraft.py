@@ -89,6 +89,7 @@ LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH = range(5)
 PARTITION_CHANGE = "PartitionChange"  # <<kind, p, leader or NO_LEADER_CHANGE, isr or None, dirs or None>>
 REGISTRATION_CHANGE = "BrokerRegistrationChange"  # <<kind, b, fenced (True, False or None), logDirs or None>>
 REGISTER_BROKER = "RegisterBroker"  # <<kind, b, incarnation ID, broker epoch, fenced, logDirs>>
+PARTITION_RECORD = "Partition"  # <<kind, p, leader, isr, dirs>>: a new partition, both epochs 0
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves it alone (Kafka's -2)
 
 # Messages: a tuple whose first item is its kind, then the sender broker and its broker epoch
@@ -340,6 +341,10 @@ class KRaftJBOD:
         for record in records:
             if record[0] == PARTITION_CHANGE:
                 s = self._with(s, partition=_set(s[PARTITION], record[1], self.merged(s[PARTITION][record[1]], record)))
+            elif record[0] == PARTITION_RECORD:
+                # ReplicationControlManager.replay(PartitionRecord): a new registration
+                _, p, leader, isr, dirs = record
+                s = self._with(s, partition=_set(s[PARTITION], p, (leader, isr, dirs, 0, 0)))
             elif record[0] == REGISTER_BROKER:
                 # ClusterControlManager.replay(RegisterBrokerRecord): the registration is replaced
                 # whole, logDirs included (none below 3.7-IV2).
@@ -990,7 +995,8 @@ class KRaftJBOD:
 
     def ControllerCreatesPartition(self, s, p):
         """CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
-        replicas (at least one), the first of them leader, directories defaultDir."""
+        replicas (at least one), the first of them leader, directories defaultDir; createTopic's
+        PartitionRecord, replayed."""
         if s[PARTITION][p] is not None:
             return None
         replicas = self.replicas[p]
@@ -1000,7 +1006,7 @@ class KRaftJBOD:
         if not isr:
             return None
         dirs = tuple(self.default_dir(s, r) for r in replicas)
-        return self._with(s, partition=_set(s[PARTITION], p, (isr[0], isr, dirs, 0, 0)))
+        return self.replay(s, [(PARTITION_RECORD, p, isr[0], isr, dirs)])
 
     # -----------------------------------------------------------------------------------------
     # Admin and network

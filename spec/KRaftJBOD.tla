@@ -732,7 +732,8 @@ ControllerHandlesAlterReplicaState(m) ==
        /\ UNCHANGED <<brokerVars, counters>>
 
 \* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
-\* replicas (at least one), the first of them leader, directories DefaultDir.
+\* replicas (at least one), the first of them leader, directories DefaultDir (createTopic's
+\* PartitionRecord, both epochs 0).
 ControllerCreatesPartition(p) ==
     LET isr == {r \in ReplicaSet(p) : ~fenced[r]}
         first == Min({k \in 1 .. ReplicationFactor : Replicas(p)[k] \in isr})
