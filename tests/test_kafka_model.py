@@ -73,6 +73,8 @@ def test_unknown_mutant_is_rejected_with_one_line():
         ({"moves": True}, "model setting 'moves' must be an integer, not True"),
         ({"designated": "yes"}, "model setting 'designated' must be true or false, not 'yes'"),
         ({"brokers": 1}, "model setting 'replication_factor' must be between 1 and brokers (1), not 2"),
+        ({"metadata_version": "3.8"}, "model setting 'metadata_version' must be one of 3.6-IV2, 3.7-IV2, not '3.8'"),
+        ({"metadata_upgrade": "later"}, "model setting 'metadata_upgrade' must be true or false, not 'later'"),
     ],
 )
 def test_bad_values_are_rejected(settings, message):
