@@ -5,7 +5,8 @@
 """
 
 from .config import KNOWN as SETTINGS, MUTANTS, Settings, parse_settings
-from .kraft import ACTIONS, VARIABLES, KRaftJBOD
+from .kraft import KRaftJBOD
+from .state import ACTIONS, VARIABLES
 
 
 def make_model(config: dict | None = None) -> KRaftJBOD:

@@ -4,7 +4,7 @@
 (* (broker-epoch gated replica state), the controller's leader election    *)
 (* and KIP-1275 (designated leader elections).                             *)
 (*                                                                         *)
-(* The Python model in model/kraft.py mirrors this module one to one: the  *)
+(* The Python package model/ mirrors this module one to one: the           *)
 (* same variables, one function per action named like the operator here,   *)
 (* the same invariants; TLC on a .cfg and `kraftcheck check` on the .toml  *)
 (* of the same name report the same states, per action too (tested with    *)

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from kraftcheck.checker.bfs import explore
 from kraftcheck.model import make_model
-from kraftcheck.model.kraft import ASSIGN, KNOWN_EPOCH, NETWORK, RUNNING, STATUS
+from kraftcheck.model.state import ASSIGN, KNOWN_EPOCH, NETWORK, RUNNING, STATUS
 from kraftcheck.model.uuids import LOST
 from kraftcheck.traces.counterexample import counterexample_document
 

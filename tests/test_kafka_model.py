@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from kraftcheck.checker.bfs import explore
 from kraftcheck.model import MUTANTS, make_model
 from kraftcheck.model.config import KNOWN
-from kraftcheck.model.kraft import REPAIRED, REPLACED
+from kraftcheck.model.state import REPAIRED, REPLACED
 
 
 def config(name: str) -> dict:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from kraftcheck.model import make_model
-from kraftcheck.model.kraft import (
+from kraftcheck.model.network import DELIVERY_ACTION
+from kraftcheck.model.state import (
     ASSIGN,
     ASSIGN_RESPONSE,
     BROKER_EPOCH,
@@ -58,15 +59,7 @@ def step(model, state, name, *params, match=None):
 
 def deliver(model, state, kind, broker):
     """Deliver the (only) message of ``kind`` from or to ``broker``."""
-    names = {
-        REGISTER: "ControllerHandlesRegistration",
-        REGISTER_RESPONSE: "BrokerReceivesRegistrationResponse",
-        HEARTBEAT: "ControllerHandlesHeartbeat",
-        HEARTBEAT_RESPONSE: "BrokerReceivesHeartbeatResponse",
-        ASSIGN: "ControllerHandlesAssignment",
-        ASSIGN_RESPONSE: "BrokerReceivesAssignmentResponse",
-    }
-    return step(model, state, names[kind], match=lambda m: m[0] == kind and m[1] == broker)
+    return step(model, state, DELIVERY_ACTION[kind], match=lambda m: m[0] == kind and m[1] == broker)
 
 
 def inject(model, state, message):

@@ -1,0 +1,321 @@
+"""The brokers' actions: start and format, register, heartbeat, fail a directory, consume metadata,
+assign replicas to directories, move replicas between directories, shut down on the failure timeout."""
+
+from __future__ import annotations
+
+from itertools import product
+
+from .state import (
+    ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
+    FAILED_ACKED, FUTURE, HEALTHY, HEARTBEAT, HEARTBEAT_RESPONSE, INCARNATION, KNOWN_EPOCH, LEADER,
+    LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
+    REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, bag_add, bag_remove, except_at,
+)
+from .uuids import LOST, MIGRATING, RESERVED, UNASSIGNED
+
+
+class BrokerActions:
+    """One method per broker action of spec/KRaftJBOD.tla."""
+
+    def format_choices(self, s, b):
+        """The fates of the failed directories at a restart: per failed slot ``(slot, fate)``,
+        fate REPAIRED (same UUID, logs back) or REPLACED (formatted anew with a fresh UUID);
+        under the mutant reserved_uuids the format tool may also write a reserved UUID."""
+        fates = (REPAIRED, REPLACED) + (RESERVED if self.mutant == "reserved_uuids" else ())
+        failed = [i for i in self.slots if s[DIR_STATE][b][i] != HEALTHY]
+        return list(product(*[[(i, fate) for fate in fates] for i in failed]))
+
+    def BrokerStarts(self, s, b, choice):
+        """A new incarnation: each failed directory comes back repaired or replaced, then the
+        broker asks to register (KIP-858 "Broker lifecycle management")."""
+        if s[STATUS][b] != OFF:
+            return None
+        restarts_used = sum(max(n - 1, 0) for n in s[INCARNATION])
+        if s[INCARNATION][b] > 0 and restarts_used >= self.settings.restarts:
+            return None
+        if self.refuses_jbod(s):
+            return None
+        ids, logs, fut = list(s[DIR_IDS][b]), list(s[LOGS][b]), list(s[FUTURE][b])
+        next_uuid = s[NEXT_UUID]
+        for i, fate in choice:  # in slot order, so fresh UUIDs are handed out in slot order
+            if fate == REPAIRED:
+                continue
+            if fate == REPLACED:
+                ids[i] = next_uuid
+                next_uuid += 1
+            else:
+                ids[i] = fate  # mutant reserved_uuids: the format tool wrote a reserved UUID
+            logs[i] = ()  # a new, empty disk
+            fut = [NONE if f == i else f for f in fut]
+        return self._with(
+            s,
+            brokerStatus=except_at(s[STATUS], b, STARTING),
+            incarnation=except_at(s[INCARNATION], b, s[INCARNATION][b] + 1),
+            dirIds=except_at(s[DIR_IDS], b, tuple(ids)),
+            dirState=except_at(s[DIR_STATE], b, (HEALTHY,) * len(self.slots)),
+            logs=except_at(s[LOGS], b, tuple(logs)),
+            future=except_at(s[FUTURE], b, tuple(fut)),
+            nextUuid=next_uuid,
+        )
+
+    def refuses_jbod(self, s) -> bool:
+        """KIP-858: a broker with several log directories does not run below 3.7-IV2.  Kafka's
+        broker only reports a metadata publishing fault and runs on (MetadataVersionConfigValidator,
+        the fix of KAFKA-16606, with a non-fatal fault handler)."""
+        if self.code or self.mutant == "jbod_below_3_7_iv2":
+            return False
+        return len(self.slots) > 1 and not self.assignment_supported(s)
+
+    def _registration_request(self, s, b):
+        """BrokerRegistrationRequest with the incarnation ID and the LogDirs the broker loaded
+        at startup, in slot order (failed since or not)."""
+        dirs = () if self.legacy[b] else s[DIR_IDS][b]
+        return self._with(s, network=bag_add(s[NETWORK], (REGISTER, b, s[INCARNATION][b], dirs)))
+
+    def BrokerSendsRegistration(self, s, b):
+        """(Re)send the registration until one is answered."""
+        if s[STATUS][b] != STARTING or not self.room(s):
+            return None
+        if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, s[INCARNATION][b]):
+            return None
+        return self._registration_request(s, b)
+
+    def BrokerRefreshesRegistration(self, s, b):
+        """BrokerRegistrationTracker: at 3.7-IV2 or later, a running broker whose registration
+        in the metadata lists no directories registers again, with the same incarnation ID
+        (KAFKA-16162); it sends no heartbeat until that is answered."""
+        if s[STATUS][b] != RUNNING or self.legacy[b] or not self.assignment_supported(s) or not self.room(s):
+            return None
+        if not self.registered(s, b) or s[ONLINE_DIRS][b]:
+            return None
+        if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, s[INCARNATION][b]):
+            return None
+        return self._registration_request(s, b)
+
+    def BrokerReceivesRegistrationResponse(self, s, m):
+        """The broker runs with the epoch the controller gave it.  An error: Kafka's broker
+        tries again (BrokerLifecycleManager); under the KIP's reading it fails to start."""
+        _, b, incarnation_id, epoch = m
+        n = self._with(s, network=bag_remove(s[NETWORK], m))
+        if s[STATUS][b] == OFF or incarnation_id != s[INCARNATION][b]:
+            return n  # an answer to an earlier incarnation: ignored
+        if epoch:
+            return self._with(n, brokerStatus=except_at(s[STATUS], b, RUNNING), knownEpoch=except_at(s[KNOWN_EPOCH], b, epoch))
+        if self.code or s[STATUS][b] == RUNNING:
+            return n  # it registers again later
+        return self._broker_down(n, b)
+
+    def BrokerCrashes(self, s, b):
+        if s[STATUS][b] == OFF:
+            return None
+        return self._broker_down(s, b)
+
+    def BrokerFailsDir(self, s, b, i):
+        """A log directory fails.  A move whose destination failed is reverted; one whose source
+        failed is assigned to LOST (KAFKA-16297).  With no directory left the broker stops."""
+        if s[STATUS][b] == OFF or not self.slot_online(s, b, i):
+            return None
+        if s[DIR_FAILURES] >= self.settings.dir_failures:
+            return None
+        states = except_at(s[DIR_STATE][b], i, FAILED)
+        fut, queued = list(s[FUTURE][b]), list(s[QUEUED][b])
+        for p in self.partitions:
+            if fut[p] == NONE:
+                continue
+            source = self.main_slots(s, b, p)
+            if fut[p] == i:  # the destination failed: discard the future, revert the assignment
+                fut[p] = NONE
+                if self.mutant != "no_revert_on_dest_failure" and source:
+                    queued[p] = s[DIR_IDS][b][source[0]]
+            elif i in source:  # the source failed: the future cannot catch up
+                fut[p] = NONE
+                if self.mutant != "no_lost_on_source_failure":
+                    queued[p] = LOST
+        n = self._with(
+            s,
+            dirState=except_at(s[DIR_STATE], b, states),
+            future=except_at(s[FUTURE], b, tuple(fut)),
+            queued=except_at(s[QUEUED], b, tuple(queued)),
+            dirFailures=s[DIR_FAILURES] + 1,
+        )
+        if HEALTHY not in states:
+            return self._broker_down(n, b)
+        return n
+
+    def BrokerSendsHeartbeat(self, s, b):
+        """Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs)."""
+        epoch = s[KNOWN_EPOCH][b]
+        if s[STATUS][b] != RUNNING or not self.room(s):
+            return None
+        if self.in_flight(s, (HEARTBEAT, HEARTBEAT_RESPONSE), b, epoch):
+            return None
+        if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, s[INCARNATION][b]):
+            return None  # registering again: heartbeats wait for the answer
+        offline = tuple(sorted(s[DIR_IDS][b][i] for i in self.slots if s[DIR_STATE][b][i] != HEALTHY))
+        return self._with(s, network=bag_add(s[NETWORK], (HEARTBEAT, b, epoch, offline)))
+
+    def BrokerReceivesHeartbeatResponse(self, s, m):
+        _, b, epoch, offline = m
+        n = self._with(s, network=bag_remove(s[NETWORK], m))
+        if s[STATUS][b] != RUNNING or epoch != s[KNOWN_EPOCH][b]:
+            return n
+        states = tuple(
+            FAILED_ACKED if st == FAILED and s[DIR_IDS][b][i] in offline else st for i, st in enumerate(s[DIR_STATE][b])
+        )
+        return self._with(n, dirState=except_at(s[DIR_STATE], b, states))
+
+    def BrokerConsumesMetadata(self, s, b, p):
+        """The broker sees the latest metadata of partition p and acts on its replica (KIP-858
+        "Replica management"): place an UNASSIGNED replica in the least-loaded online directory
+        and queue the assignment; create a replica in its assigned online directory; correct an
+        assignment that does not name where the replica lives; promote a future replica the
+        metadata already names; and never recreate a replica elsewhere while it has offline
+        directories (KAFKA-16234)."""
+        part = s[PARTITION][p]
+        if s[STATUS][b] != RUNNING or part is None or b not in self.replicas[p]:
+            return None
+        if s[QUEUED][b][p] != NONE:
+            return None  # an assignment is pending: the metadata will change again
+        ids = s[DIR_IDS][b]
+        md = self.replica_dir(part, p, b)
+        main = self.main_slots(s, b, p)
+        main_online = [i for i in main if self.slot_online(s, b, i)]
+        has_failed = any(self.slot_failed(s, b, i) for i in self.slots)
+        fut = s[FUTURE][b][p]
+        named = ids.index(md) if md in ids else NONE
+
+        # Below 3.7-IV2 nothing is assigned: the broker places replicas and tells nobody.
+        tells = self.assignment_supported(s)
+
+        def create_and_queue():
+            i = self.least_loaded_online_slot(s, b)
+            if i == NONE:
+                return None
+            logs = except_at(s[LOGS][b], i, tuple(sorted(s[LOGS][b][i] + (p,))))
+            n = self._with(s, logs=except_at(s[LOGS], b, logs))
+            return self._with(n, queued=except_at(s[QUEUED], b, except_at(s[QUEUED][b], p, ids[i]))) if tells else n
+
+        def queue(i):
+            if not tells:
+                return None
+            return self._with(s, queued=except_at(s[QUEUED], b, except_at(s[QUEUED][b], p, ids[i])))
+
+        if md in (UNASSIGNED, MIGRATING):
+            if main_online:
+                return queue(main_online[0])
+            if main:
+                return None  # the only copy is on a failed disk
+            return create_and_queue()
+        if named != NONE and self.slot_online(s, b, named):
+            if fut == named:
+                return self._promote(s, b, p)
+            if not main:
+                logs = except_at(s[LOGS][b], named, tuple(sorted(s[LOGS][b][named] + (p,))))
+                return self._with(s, logs=except_at(s[LOGS], b, logs))
+            if named in main:
+                return None  # where it lives (a move in progress is BrokerFutureCaughtUp's)
+            if main_online:
+                return queue(main_online[0])  # moved while the broker was down
+            return None
+        # The assigned directory is offline, LOST or unknown to this broker.
+        if has_failed:
+            if self.mutant == "recreate_elsewhere" and not main_online:
+                return create_and_queue()
+            return None  # it may live on the failed disk: never recreate it elsewhere
+        if main_online:
+            return queue(main_online[0])
+        if main:
+            return None
+        return create_and_queue()
+
+    def _promote(self, s, b, p):
+        """Swap a caught-up future replica in: it becomes the replica, the source is deleted."""
+        target = s[FUTURE][b][p]
+        logs = list(s[LOGS][b])
+        for i in self.slots:
+            if p in logs[i] and i != target and self.mutant != "keep_source_after_promotion":
+                logs[i] = tuple(x for x in logs[i] if x != p)
+        logs[target] = tuple(sorted(set(logs[target]) | {p}))
+        return self._with(
+            s,
+            logs=except_at(s[LOGS], b, tuple(logs)),
+            future=except_at(s[FUTURE], b, except_at(s[FUTURE][b], p, NONE)),
+            queued=except_at(s[QUEUED], b, except_at(s[QUEUED][b], p, NONE)),
+        )
+
+    def BrokerSendsAssignment(self, s, b, p):
+        """Send the queued AssignReplicasToDirs entry for p (one in flight per partition)."""
+        epoch = s[KNOWN_EPOCH][b]
+        directory = s[QUEUED][b][p]
+        if s[STATUS][b] != RUNNING or directory == NONE or not self.room(s) or not self.assignment_supported(s):
+            return None
+        if self.in_flight(s, (ASSIGN, ASSIGN_RESPONSE), b, epoch, p):
+            return None
+        return self._with(s, network=bag_add(s[NETWORK], (ASSIGN, b, epoch, p, directory)))
+
+    def BrokerReceivesAssignmentResponse(self, s, m):
+        """Success clears the queued entry (and promotes a future replica the assignment moved);
+        an error drops the entry rather than retrying it forever (KAFKA-16886)."""
+        _, b, epoch, p, directory, accepted = m
+        n = self._with(s, network=bag_remove(s[NETWORK], m))
+        if s[STATUS][b] != RUNNING or epoch != s[KNOWN_EPOCH][b] or s[QUEUED][b][p] != directory:
+            return n  # stale, or superseded by a newer entry (a revert, LOST)
+        fut = s[FUTURE][b][p]
+        if accepted and fut != NONE and s[DIR_IDS][b][fut] == directory:
+            return self._promote(n, b, p)
+        return self._with(n, queued=except_at(s[QUEUED], b, except_at(s[QUEUED][b], p, NONE)))
+
+    def BrokerShutsDownOnDirFailureTimeout(self, s, b):
+        """log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged.  Kafka's broker
+        then shuts down (BrokerLifecycleManager's OfflineDirBrokerFailureEvent); KIP-858 only if
+        it leads a replica in that directory, shutting down being the only other way to get a
+        new leader elected.  Leadership is read from the metadata: the model keeps no separate
+        broker view of it."""
+        if s[STATUS][b] != RUNNING:
+            return None
+        unacknowledged = [i for i in self.slots if s[DIR_STATE][b][i] == FAILED]
+        if not unacknowledged:
+            return None
+        if self.settings.semantics == "kip" and not any(
+            part is not None and part[LEADER] == b and any(p in s[LOGS][b][i] for i in unacknowledged)
+            for p, part in enumerate(s[PARTITION])
+        ):
+            return None
+        return self._broker_down(s, b)
+
+    def BrokerStartsMove(self, s, b, p, target):
+        """AlterReplicaLogDirs: start a future replica of p in another online directory."""
+        if self.settings.moves == 0 or s[MOVES_STARTED] >= self.settings.moves:
+            return None
+        if s[STATUS][b] != RUNNING or s[FUTURE][b][p] != NONE or s[QUEUED][b][p] != NONE:
+            return None
+        main = self.main_slots(s, b, p)
+        if len(main) != 1 or not self.slot_online(s, b, main[0]):
+            return None
+        if target == main[0] or not self.slot_online(s, b, target):
+            return None
+        return self._with(
+            s,
+            future=except_at(s[FUTURE], b, except_at(s[FUTURE][b], p, target)),
+            movesStarted=s[MOVES_STARTED] + 1,
+        )
+
+    def BrokerFutureCaughtUp(self, s, b, p):
+        """The future replica caught up: ask the controller to move the assignment first, and
+        promote only once it acknowledges (KIP-858 "Intra-broker replica movement")."""
+        target = s[FUTURE][b][p]
+        if s[STATUS][b] != RUNNING or target == NONE or s[QUEUED][b][p] != NONE:
+            return None
+        return self._with(s, queued=except_at(s[QUEUED], b, except_at(s[QUEUED][b], p, s[DIR_IDS][b][target])))
+
+    def BrokerSendsAlterReplicaState(self, s, b, p):
+        """KIP-589: tell the controller a replica went offline, with the broker epoch."""
+        epoch = s[KNOWN_EPOCH][b]
+        if not self.settings.alter_replica_state or s[STATUS][b] != RUNNING or not self.room(s):
+            return None
+        if not any(self.slot_failed(s, b, i) for i in self.main_slots(s, b, p)):
+            return None
+        m = (ALTER_REPLICA_STATE, b, epoch, p)
+        if m in s[NETWORK]:
+            return None
+        return self._with(s, network=bag_add(s[NETWORK], m))

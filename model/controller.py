@@ -1,0 +1,332 @@
+"""The controller's handlers (QuorumController's ControllerWriteEvents) and the administrator's
+operations: each reads the image, writes records, replays them, and answers."""
+
+from __future__ import annotations
+
+from .state import (
+    ASSIGN_RESPONSE, BROKER_EPOCH, DIRS, FENCED, HEARTBEAT_RESPONSE, ISR, LEADER, LEADER_EPOCH,
+    MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION, PARTITION_EPOCH, PARTITION_RECORD,
+    REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, bag_add,
+    bag_remove, except_at,
+)
+from .uuids import LOST, UNASSIGNED, is_online, is_reserved
+
+
+class ControllerHandlers:
+    """One method per controller or admin action of spec/KRaftJBOD.tla."""
+
+    def registration_valid(self, s, b, dirs) -> bool:
+        """ClusterControlManager: no reserved, duplicate or foreign directory; none at all only
+        for a broker of an older metadata version."""
+        if not dirs and not self.legacy[b]:
+            return False
+        if len(set(dirs)) != len(dirs):
+            return False
+        if self.mutant != "reserved_uuids" and any(is_reserved(d) for d in dirs):
+            return False
+        for other in self.brokers:
+            if other != b and any(d in s[ONLINE_DIRS][other] for d in dirs):
+                return False
+        return True
+
+    def ControllerHandlesRegistration(self, s, m):
+        """registerBroker.  Semantics "code" (ClusterControlManager.registerBroker): a registration
+        with another incarnation ID while the registered one's session is valid (unfenced, and its
+        timeout has not elapsed) is a DuplicateBrokerRegistrationException; the same incarnation
+        again amends the registration, keeping epoch and flags (KAFKA-16952, KAFKA-16757); a new
+        incarnation gets a new epoch (the RegisterBrokerRecord's offset) and starts fenced, and
+        keeps its ISR memberships and leaderships: handleBrokerUncleanShutdown removes them only
+        at metadata versions with ELR.  Semantics "kip": the incarnation number is the epoch; an
+        older one is dropped, the same one answered, and a new one loses its leaderships and ISR
+        memberships (unclean shutdown)."""
+        if self.code:
+            return self._register(s, m, session_expired=False)
+        _, b, incarnation_id, dirs = m
+        net = bag_remove(s[NETWORK], m)
+        current = s[BROKER_EPOCH][b]
+        if incarnation_id < current and self.mutant != "accept_older_registration":
+            return self._with(s, network=net)  # from an earlier incarnation: dropped
+        if incarnation_id == current:
+            return self._with(s, network=bag_add(net, (REGISTER_RESPONSE, b, incarnation_id, current)))
+        if self.assignment_supported(s) and not self.registration_valid(s, b, dirs):
+            return self._with(s, network=bag_add(net, (REGISTER_RESPONSE, b, incarnation_id, 0)))
+        record = self._register_broker_record(s, b, incarnation_id, incarnation_id, True, dirs)
+        n = self.replay(self._with(s, network=bag_add(net, (REGISTER_RESPONSE, b, incarnation_id, incarnation_id))), [record])
+        parts = tuple(
+            self.change_partition(n, p, remove=b) if n[PARTITION][p] is not None and b in self.replicas[p] else n[PARTITION][p]
+            for p in self.partitions
+        )
+        return self._with(n, partition=parts)
+
+    def ControllerHandlesRegistrationAfterSessionTimeout(self, s, m):
+        """registerBroker for a new incarnation when the registered incarnation is gone and its
+        session timeout has elapsed, but maybeFenceOneStaleBroker has not fenced it yet (it fences
+        one stale broker per event): hasValidSession is false, so the registration goes through
+        (semantics "code" only; under "kip" a new incarnation is always accepted)."""
+        _, b, incarnation_id, _ = m
+        if not self.code or not self.registered(s, b) or s[FENCED][b] or self.alive(s, b):
+            return None
+        if incarnation_id == s[REGISTERED_INCARNATION][b]:
+            return None
+        return self._register(s, m, session_expired=True)
+
+    def _register_broker_record(self, s, b, incarnation_id, epoch, fenced, dirs):
+        """The RegisterBrokerRecord: logDirs only at 3.7-IV2 or later."""
+        return (REGISTER_BROKER, b, incarnation_id, epoch, fenced, dirs if self.assignment_supported(s) else ())
+
+    def _register(self, s, m, session_expired):
+        """ClusterControlManager.registerBroker, the code's way: the record and the answer."""
+        _, b, incarnation_id, dirs = m
+        net = bag_remove(s[NETWORK], m)
+
+        def answer(epoch):
+            return bag_add(net, (REGISTER_RESPONSE, b, incarnation_id, epoch))
+
+        same = self.registered(s, b) and s[REGISTERED_INCARNATION][b] == incarnation_id
+        valid_session = self.registered(s, b) and not s[FENCED][b] and (self.alive(s, b) or not session_expired)
+        if valid_session and not same:
+            return self._with(s, network=answer(0))  # DuplicateBrokerRegistrationException
+        if self.assignment_supported(s) and not self.registration_valid(s, b, dirs):
+            return self._with(s, network=answer(0))  # InvalidRegistrationException
+        if same:
+            epoch = s[BROKER_EPOCH][b] + (1 if self.mutant == "reregistration_new_epoch" else 0)
+            fenced = True if self.mutant == "reregistration_fences" else s[FENCED][b]
+        else:
+            # The epoch is the record's offset in the metadata log.  The model numbers a broker's
+            # RegisterBrokerRecords instead, which orders its epochs as the offsets do; the
+            # controller only ever compares epochs of one broker.
+            epoch, fenced = s[BROKER_EPOCH][b] + 1, True
+        record = self._register_broker_record(s, b, incarnation_id, epoch, fenced, dirs)
+        return self.replay(self._with(s, network=answer(epoch)), [record])
+
+    def epoch_is_current(self, s, b, epoch) -> bool:
+        return self.registered(s, b) and s[BROKER_EPOCH][b] == epoch
+
+    def ControllerHandlesHeartbeat(self, s, m):
+        """processBrokerHeartbeat: epoch gate; newly offline directories (registered to the
+        sender and still online) leave its registration and take the sender out of exactly the
+        partitions with its replica there; a fenced broker is unfenced once no replica of it is
+        UNASSIGNED, and leaderless partitions get a leader.
+
+        Under semantics "code" every record is computed from the image the heartbeat found,
+        in the code's order: the unfencing first (handleBrokerUnfenced: its elections count the
+        sender acceptable on the directories its registration still lists), then
+        handleDirectoriesOffline.  Under "kip" the offline directories are handled first and
+        the unfencing sees them."""
+        _, b, epoch, offline = m
+        net = bag_remove(s[NETWORK], m)
+        current = self.epoch_is_current(s, b, epoch)
+        if not current and self.mutant == "skip_epoch_check" and self.registered(s, b):
+            current = True
+        apply_offline = current or (self.mutant == "stale_offline_dirs" and self.registered(s, b))
+        if not apply_offline:
+            return self._with(s, network=net)  # STALE_BROKER_EPOCH: nothing written
+        n = self._with(s, network=net)
+        # Below 3.7-IV2 the controller does not look at the offline directories at all.
+        offline_here = offline if self.assignment_supported(s) else ()
+        if self.code:
+            records = self._unfence_records(n, b) if current and n[FENCED][b] else []
+            n = self.replay(n, records + self._offline_dirs_records(n, b, offline_here))
+        else:
+            n = self._handle_offline_dirs(n, b, offline_here)
+            if current and n[FENCED][b]:
+                n = self.replay(n, self._unfence_records(n, b))
+        # Acknowledge the offline directories the heartbeat carried.
+        if offline and current:
+            n = self._with(n, network=bag_add(n[NETWORK], (HEARTBEAT_RESPONSE, b, epoch, offline)))
+        return n
+
+    def ControllerTimesOutHeartbeat(self, s, m):
+        """processExpiredBrokerHeartbeat (semantics "code"): a heartbeat that waited in the
+        controller's queue past its deadline only keeps the session alive.  Nothing is written,
+        no broker is unfenced, its offline directories are not looked at, and the broker gets a
+        timeout error instead of a response (it sends the next heartbeat as usual)."""
+        if not self.code:
+            return None
+        return self._with(s, network=bag_remove(s[NETWORK], m))
+
+    def _unfence_records(self, view, b):
+        """handleBrokerUnfenced, for a fenced sender: the registration change, then an election
+        for every leaderless partition with the sender an acceptable leader.  Under the KIP's
+        reading a broker that registered directories asks to be unfenced only once no replica of
+        it is UNASSIGNED; Kafka's broker asks once it has caught up with the metadata
+        (BrokerServer: setReadyToUnfence), assigned or not."""
+        unassigned = any(
+            part is not None and b in self.replicas[p] and self.replica_dir(part, p, b) == UNASSIGNED
+            for p, part in enumerate(view[PARTITION])
+        )
+        waits = self.settings.semantics == "kip" and self.mutant != "unfence_before_assigned"
+        if view[ONLINE_DIRS][b] and unassigned and waits:
+            return []
+        records = [(REGISTRATION_CHANGE, b, False, None)]
+        if self.mutant != "unfence_without_election":
+            for p, part in enumerate(view[PARTITION]):
+                if part is not None and part[LEADER] == NO_LEADER:
+                    records.append(self.partition_change_record(view, p, add=b))
+        return [r for r in records if r is not None]
+
+    def _offline_dirs_records(self, view, b, offline):
+        """handleDirectoriesOffline against the image ``view``: for every directory in the
+        heartbeat that the registration lists, the sender out of each partition with its replica
+        there; then the registration's remaining directories."""
+        newly = tuple(d for d in offline if d in view[ONLINE_DIRS][b])
+        if not newly:
+            return []
+        remaining = tuple(d for d in view[ONLINE_DIRS][b] if d not in newly)
+        records = []
+        for p, part in enumerate(view[PARTITION]):
+            if part is None or b not in self.replicas[p] or self.replica_dir(part, p, b) not in newly:
+                continue
+            if self.mutant == "foreign_offline_dirs":
+                for r in self.replicas[p]:
+                    if r != b and not is_online(self.replica_dir(part, p, r), remaining):
+                        records.append(self.partition_change_record(view, p, remove=r))
+            records.append(
+                self.partition_change_record(view, p, remove=b, keep_in_isr=self.mutant == "keep_offline_replica_in_isr")
+            )
+        return [r for r in records if r is not None] + [(REGISTRATION_CHANGE, b, None, remaining)]
+
+    def _handle_offline_dirs(self, s, b, offline):
+        """The KIP's reading: the registration loses the newly offline directories first, then
+        each affected partition changes, each change seeing the ones before it."""
+        newly = tuple(d for d in offline if d in s[ONLINE_DIRS][b])
+        if not newly:
+            return s
+        remaining = tuple(d for d in s[ONLINE_DIRS][b] if d not in newly)
+        n = self._with(s, onlineDirs=except_at(s[ONLINE_DIRS], b, remaining))
+        parts = list(n[PARTITION])
+        for p in self.partitions:
+            part = parts[p]
+            if part is None or b not in self.replicas[p]:
+                continue
+            if self.replica_dir(part, p, b) in newly:
+                if self.mutant == "foreign_offline_dirs":
+                    n = self._with(n, partition=except_at(n[PARTITION], p, self._remove_by_senders_dirs(n, p, b)))
+                parts[p] = self.change_partition(n, p, remove=b, keep_in_isr=self.mutant == "keep_offline_replica_in_isr")
+        return self._with(n, partition=tuple(parts))
+
+    def _remove_by_senders_dirs(self, s, p, b):
+        """Mutant foreign_offline_dirs: the other replicas of p are judged against the sender's
+        online directories, and those found "offline" are taken out first."""
+        part = s[PARTITION][p]
+        for r in self.replicas[p]:
+            if r != b and not is_online(self.replica_dir(part, p, r), s[ONLINE_DIRS][b]):
+                part = self.change_partition(s, p, remove=r)
+                s = self._with(s, partition=except_at(s[PARTITION], p, part))
+        return part
+
+    def ControllerFencesExpiredBroker(self, s, b):
+        """maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down
+        or was replaced): fence it and move its leaderships and ISR memberships away (under
+        semantics "code" as handleBrokerFenced's records, computed from the image)."""
+        if not self.registered(s, b) or s[FENCED][b]:
+            return None
+        if self.alive(s, b):
+            return None  # its session is alive
+        if self.code:
+            return self.replay(s, self._fence_records(s, b))
+        n = self._with(s, fenced=except_at(s[FENCED], b, True))
+        if self.mutant == "fenced_leader_kept":
+            return n
+        parts = tuple(
+            self.change_partition(n, p, remove=b) if part is not None and b in self.replicas[p] else part
+            for p, part in enumerate(n[PARTITION])
+        )
+        return self._with(n, partition=parts)
+
+    def _fence_records(self, view, b):
+        """handleBrokerFenced against the image ``view``: the broker out of each partition it is
+        in the ISR of (brokerToRemove), then the BrokerRegistrationChangeRecord that fences it."""
+        records = []
+        if self.mutant != "fenced_leader_kept":
+            for p, part in enumerate(view[PARTITION]):
+                if part is not None and b in part[ISR]:
+                    records.append(self.partition_change_record(view, p, remove=b))
+        return [r for r in records if r is not None] + [(REGISTRATION_CHANGE, b, True, None)]
+
+    def ControllerHandlesAssignment(self, s, m):
+        """AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and
+        if it is not online for the broker (LOST, unknown) take the replica out as for a
+        failed directory.  Under semantics "code" as handleAssignReplicasToDirs writes it: a
+        PartitionChangeRecord setting the directory (its election judging replicas on the
+        directories the partition had), then, for a directory not online, a second record from
+        the same image taking the broker out (generateLeaderAndIsrUpdates): two records, the
+        partition epoch up by two.  Under "kip" one change does both."""
+        _, b, epoch, p, directory = m
+        net = bag_remove(s[NETWORK], m)
+        if not self.assignment_supported(s):
+            # UnsupportedVersionException: the whole request fails
+            return self._with(s, network=bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, False)))
+        if not self.epoch_is_current(s, b, epoch) and not (self.mutant == "skip_epoch_check" and self.registered(s, b)):
+            return self._with(s, network=net)
+        part = s[PARTITION][p]
+        if part is None or b not in self.replicas[p]:
+            # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER: nothing written
+            return self._with(s, network=bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, False)))
+        n = self._with(s, network=bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, True)))
+        dirs = except_at(part[DIRS], self.replicas[p].index(b), directory)
+        online = self._controller_thinks_online(n, b, directory)
+        if self.code:
+            records = [self.partition_change_record(n, p, new_dirs=dirs, acceptor_dirs=part[DIRS])]
+            if not online:
+                records.append(self.partition_change_record(n, p, remove=b))
+            return self.replay(n, [r for r in records if r is not None])
+        if online:
+            new_part = self.change_partition(n, p, new_dirs=dirs)
+        else:
+            new_part = self.change_partition(n, p, remove=b, new_dirs=dirs)
+        return self._with(n, partition=except_at(n[PARTITION], p, new_part))
+
+    def ControllerHandlesAlterReplicaState(self, s, m):
+        """KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it
+        leaves the ISR and leadership."""
+        _, b, epoch, p = m
+        net = bag_remove(s[NETWORK], m)
+        if not self.epoch_is_current(s, b, epoch) and not (self.mutant == "skip_epoch_check" and self.registered(s, b)):
+            return self._with(s, network=net)
+        part = s[PARTITION][p]
+        n = self._with(s, network=net)
+        if part is None or b not in self.replicas[p]:
+            return n
+        dirs = except_at(part[DIRS], self.replicas[p].index(b), LOST)
+        return self._with(n, partition=except_at(n[PARTITION], p, self.change_partition(n, p, remove=b, new_dirs=dirs)))
+
+    def ControllerCreatesPartition(self, s, p):
+        """CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
+        replicas (at least one), the first of them leader, directories defaultDir; createTopic's
+        PartitionRecord, replayed."""
+        if s[PARTITION][p] is not None:
+            return None
+        replicas = self.replicas[p]
+        if not all(self.registered(s, r) for r in replicas):
+            return None
+        isr = tuple(r for r in replicas if not s[FENCED][r])
+        if not isr:
+            return None
+        dirs = tuple(self.default_dir(s, r) for r in replicas)
+        return self.replay(s, [(PARTITION_RECORD, p, isr[0], isr, dirs)])
+
+    # -----------------------------------------------------------------------------------------
+    # Admin and network
+    # -----------------------------------------------------------------------------------------
+    def AdminElectsDesignatedLeader(self, s, p, b):
+        """KIP-1275: only for a leaderless partition; the designated replica must be in the
+        replica set, unfenced and on an online directory.  Like an unclean election, the ISR
+        becomes just the new leader."""
+        part = s[PARTITION][p]
+        if not self.settings.designated or part is None or b not in self.replicas[p]:
+            return None
+        if part[LEADER] != NO_LEADER and self.mutant != "designated_with_leader":
+            return None
+        if part[LEADER] == b:
+            return None
+        if not self.acceptable_leader(s, b, self.replica_dir(part, p, b)):
+            return None
+        new = (b, (b,), part[DIRS], part[LEADER_EPOCH] + 1, part[PARTITION_EPOCH] + 1)
+        return self._with(s, partition=except_at(s[PARTITION], p, new))
+
+    def AdminUpgradesMetadataVersion(self, s):
+        """kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord."""
+        if not self.settings.metadata_upgrade or self.assignment_supported(s):
+            return None
+        return self._with(s, metadataVersion=MV_3_7_IV2)

@@ -1,0 +1,241 @@
+"""What must hold: invariants (state predicates) and step properties ([][P]_vars, TLC PROPERTY),
+each named like its TLA+ operator; spec/README.md gives each one's source."""
+
+from __future__ import annotations
+
+from .state import (
+    BROKER_EPOCH, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
+    LEADER_EPOCH, LOGS, METADATA_VERSION, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
+    PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, bag_remove,
+)
+from .uuids import FIRST_REAL, RESERVED3, UNASSIGNED
+
+
+class Invariants:
+    """State predicates, then step properties checked on every transition."""
+
+    def _created(self, s):
+        return ((p, part) for p, part in enumerate(s[PARTITION]) if part is not None)
+
+    def LeaderOnOnlineDir(self, s) -> bool:
+        """No leader's replica is on a directory that is offline for its broker: clients would
+        be sent to a replica that cannot serve them (the reason KIP-858 exists)."""
+        for p, part in self._created(s):
+            b = part[LEADER]
+            if b != NO_LEADER and not self.dir_online_in_metadata(s, b, self.replica_dir(part, p, b)):
+                return False
+        return True
+
+    def FencedBrokerLeadsNothing(self, s) -> bool:
+        """A fenced or unregistered broker leads nothing: it is not heartbeating, so nobody
+        would notice it failing to serve."""
+        for _, part in self._created(s):
+            b = part[LEADER]
+            if b != NO_LEADER and (not self.registered(s, b) or s[FENCED][b]):
+                return False
+        return True
+
+    def LeaderInIsr(self, s) -> bool:
+        """The leader is in the ISR: otherwise committed data could be lost on the next election."""
+        return all(part[LEADER] == NO_LEADER or part[LEADER] in part[ISR] for _, part in self._created(s))
+
+    def IsrWithinReplicas(self, s) -> bool:
+        """The ISR is a non-empty subset of the replica set."""
+        return all(part[ISR] and set(part[ISR]) <= set(self.replicas[p]) for p, part in self._created(s))
+
+    def IsrOnOnlineDirs(self, s) -> bool:
+        """Every ISR member's replica is on an online directory, except the last member kept in
+        the ISR of a leaderless partition (clean election needs someone to wait for)."""
+        for p, part in self._created(s):
+            if part[LEADER] == NO_LEADER and len(part[ISR]) == 1:
+                continue
+            for r in part[ISR]:
+                if not self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)):
+                    return False
+        return True
+
+    def OfflineDirsReallyOffline(self, s) -> bool:
+        """Every directory the controller holds offline for a broker's current incarnation
+        failed in that incarnation: a repaired, restarted broker is never marked offline by its
+        own old request (KIP-589's reason for the epoch).  A registration with no directories
+        (an older broker, or a metadata version below 3.7-IV2) holds none offline."""
+        for b in self.brokers:
+            if self.legacy[b] or not s[ONLINE_DIRS][b] or s[REGISTERED_INCARNATION][b] != s[INCARNATION][b]:
+                continue
+            for i in self.slots:
+                if s[DIR_IDS][b][i] not in s[ONLINE_DIRS][b] and not self.slot_failed(s, b, i):
+                    return False
+        return True
+
+    def ReservedUUIDsNeverReal(self, s) -> bool:
+        """No disk and no registered directory carries a reserved UUID; in partition metadata
+        reserved values appear only as the UNASSIGNED/LOST/MIGRATING markers.  A disk named
+        UNASSIGNED or LOST would be confused with the markers and break DirectoryId.isOnline."""
+        for b in self.brokers:
+            if min(s[DIR_IDS][b]) < FIRST_REAL or (s[ONLINE_DIRS][b] and s[ONLINE_DIRS][b][0] < FIRST_REAL):
+                return False
+        for part in s[PARTITION]:
+            if part is not None and RESERVED3 in part[DIRS]:
+                return False
+        return True
+
+    def OneDirPerReplica(self, s) -> bool:
+        """On a broker, a replica lives in at most one online directory, and a future replica
+        in another one: two live copies would diverge."""
+        for b in self.brokers:
+            for p in self.partitions:
+                online = [i for i in self.main_slots(s, b, p) if self.slot_online(s, b, i)]
+                if len(online) > 1:
+                    return False
+                if s[FUTURE][b][p] != NONE and s[FUTURE][b][p] in online:
+                    return False
+        return True
+
+    def NoReplicaRecreatedElsewhere(self, s) -> bool:
+        """A replica whose log is on a failed disk is not recreated in another directory: that
+        would re-stream offline replicas into the remaining disks (KAFKA-16234)."""
+        for b in self.brokers:
+            for p in self.partitions:
+                main = self.main_slots(s, b, p)
+                if any(self.slot_failed(s, b, i) for i in main) and any(self.slot_online(s, b, i) for i in main):
+                    return False
+        return True
+
+    def ElectedWhenPossible(self, s) -> bool:
+        """A partition is leaderless only when no ISR replica is acceptable as leader
+        (registered, unfenced, on an online directory): otherwise it is needlessly unavailable."""
+        for p, part in self._created(s):
+            if part[LEADER] != NO_LEADER:
+                continue
+            for r in part[ISR]:
+                if self.registered(s, r) and not s[FENCED][r] and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)):
+                    return False
+        return True
+
+    def FailedMoveReverted(self, s) -> bool:
+        """When metadata puts a replica in a directory that failed while its log is safe in an
+        online one, the running broker has the correcting assignment queued (KAFKA-16297):
+        otherwise the controller keeps a healthy replica out for good."""
+        for b in self.brokers:
+            if s[STATUS][b] != RUNNING:
+                continue
+            ids = s[DIR_IDS][b]
+            for p, part in self._created(s):
+                if b not in self.replicas[p] or s[QUEUED][b][p] != NONE:
+                    continue
+                md = self.replica_dir(part, p, b)
+                if md in ids and self.slot_failed(s, b, ids.index(md)):
+                    if any(self.slot_online(s, b, i) for i in self.main_slots(s, b, p)):
+                        return False
+        return True
+
+    def AcknowledgedFailureLeadsNothing(self, s) -> bool:
+        """Once the controller has acknowledged a directory failure, the broker (in the
+        registered incarnation) leads no replica whose log is on that disk, unless the
+        assignment that tells the controller where the replica is is still on its way: the
+        guarantee KIP-858 gives, and the reason a move whose source fails is assigned to LOST."""
+        for p, part in enumerate(s[PARTITION]):
+            if part is None or part[LEADER] == NO_LEADER:
+                continue
+            b = part[LEADER]
+            if not self.alive(s, b) or s[QUEUED][b][p] != NONE:
+                continue
+            if any(s[DIR_STATE][b][i] == FAILED_ACKED and p in s[LOGS][b][i] for i in self.slots):
+                return False
+        return True
+
+    # -----------------------------------------------------------------------------------------
+    # Step properties ([][P]_vars, TLC PROPERTY), checked on every transition
+    # -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _controller_vars(s):
+        return (s[BROKER_EPOCH], s[FENCED], s[ONLINE_DIRS], s[PARTITION], s[REGISTERED_INCARNATION], s[METADATA_VERSION])
+
+    def StaleEpochChangesNothing(self, s, action, t) -> bool:
+        """A heartbeat, AssignReplicasToDirs or AlterReplicaState whose broker epoch is not the
+        broker's registered one writes nothing and answers nothing (KIP-589)."""
+        if action[0] not in ("ControllerHandlesHeartbeat", "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState"):
+            return True
+        m = action[1]
+        if self.epoch_is_current(s, m[1], m[2]):
+            return True
+        return self._controller_vars(s) == self._controller_vars(t) and t[NETWORK] == bag_remove(s[NETWORK], m)
+
+    def EpochsNeverDecrease(self, s, action, t) -> bool:
+        """Broker epochs (registered and incarnation), leader epochs and partition epochs never
+        go back: every fencing and conditional update in Kafka relies on it."""
+        # Unchanged variables are the same objects (actions copy only what they change).
+        if t[BROKER_EPOCH] is s[BROKER_EPOCH] and t[INCARNATION] is s[INCARNATION] and t[PARTITION] is s[PARTITION]:
+            return True
+        for b in self.brokers:
+            if t[BROKER_EPOCH][b] < s[BROKER_EPOCH][b] or t[INCARNATION][b] < s[INCARNATION][b]:
+                return False
+        for p in self.partitions:
+            a, c = s[PARTITION][p], t[PARTITION][p]
+            if a is None:
+                continue
+            if c is None or c[LEADER_EPOCH] < a[LEADER_EPOCH] or c[PARTITION_EPOCH] < a[PARTITION_EPOCH]:
+                return False
+        return True
+
+    def UpdatesOnlyOfflinePartitions(self, s, action, t) -> bool:
+        """A heartbeat changes leader/ISR only of partitions whose sender's replica is in a
+        directory that the heartbeat took offline, and only by removing the sender; or, when it
+        unfences the sender, elects leaders of leaderless partitions."""
+        if action[0] != "ControllerHandlesHeartbeat":
+            return True
+        b = action[1][1]
+        unfenced_now = s[FENCED][b] and not t[FENCED][b]
+        for p in self.partitions:
+            a, c = s[PARTITION][p], t[PARTITION][p]
+            if a is None or (a[LEADER], a[ISR]) == (c[LEADER], c[ISR]):
+                continue
+            if b in self.replicas[p]:
+                md = self.replica_dir(a, p, b)
+                went_offline = md in s[ONLINE_DIRS][b] and md not in t[ONLINE_DIRS][b]
+                if went_offline and set(c[ISR]) >= set(a[ISR]) - {b}:
+                    continue
+            if unfenced_now and a[LEADER] == NO_LEADER and c[ISR] == a[ISR]:
+                continue
+            return False
+        return True
+
+    def FencedUntilAssigned(self, s, action, t) -> bool:
+        """A broker that registered directories is never unfenced while metadata holds one of
+        its replicas as UNASSIGNED: it could lead a replica whose directory nobody knows, and a
+        failure of that directory would go unnoticed (KIP-858)."""
+        if t[FENCED] is s[FENCED]:
+            return True
+        for b in self.brokers:
+            if s[FENCED][b] and not t[FENCED][b] and t[ONLINE_DIRS][b]:
+                for p, part in self._created(t):
+                    if b in self.replicas[p] and self.replica_dir(part, p, b) == UNASSIGNED:
+                        return False
+        return True
+
+    def DesignatedElectionSafe(self, s, action, t) -> bool:
+        """A designated election (KIP-1275) happens only for a leaderless partition and elects
+        a replica in the replica set that is unfenced and on an online directory."""
+        if action[0] != "AdminElectsDesignatedLeader":
+            return True
+        p, b = action[1], action[2]
+        part = s[PARTITION][p]
+        return (
+            part is not None
+            and part[LEADER] == NO_LEADER
+            and b in self.replicas[p]
+            and self.registered(s, b)
+            and not s[FENCED][b]
+            and self.dir_online_in_metadata(s, b, self.replica_dir(part, p, b))
+        )
+
+    def BrokerEpochOnlyForNewIncarnation(self, s, action, t) -> bool:
+        """A broker's registered epoch changes only when a new incarnation registers: the epoch
+        names an incarnation, and requests, ISR entries (KIP-903) and fencing decisions carry it
+        (KAFKA-16952)."""
+        if t[BROKER_EPOCH] is s[BROKER_EPOCH]:
+            return True
+        return all(
+            t[BROKER_EPOCH][b] == s[BROKER_EPOCH][b] or t[REGISTERED_INCARNATION][b] != s[REGISTERED_INCARNATION][b]
+            for b in self.brokers
+        )

@@ -1,0 +1,39 @@
+"""The mutants: known Kafka bugs put back into the model, one switch each (``mutant = "..."`` in a
+config's ``[model]`` table).  The model's actions test ``self.mutant`` where the bug lived."""
+
+#: name -> one-line description of the bug the switch puts back.  Each is caught by the
+#: invariant named in spec/README.md.
+MUTANTS = {
+    "skip_epoch_check": "the controller acts on heartbeats, AssignReplicasToDirs and AlterReplicaState "
+    "whatever their broker epoch (KIP-589's epoch gate removed)",
+    "stale_offline_dirs": "the controller applies the offline directories of a heartbeat before its epoch "
+    "check, so a repaired broker is marked offline by its own old request",
+    "elect_ignoring_dirs": "leader election looks at fencing only, not at the replica's directory",
+    "no_dirs_all_offline": "a broker that registered no directories counts as having every directory "
+    "offline (KAFKA-16162)",
+    "reserved_uuids": "formatting may generate a reserved directory UUID and the controller does not "
+    "reject it at registration",
+    "unfence_before_assigned": "the controller unfences a broker while metadata still holds one of its "
+    "replicas UNASSIGNED",
+    "recreate_elsewhere": "a broker recreates a replica in another directory when its assigned directory "
+    "is offline (KAFKA-16234)",
+    "foreign_offline_dirs": "the controller judges every replica of a partition against the heartbeat "
+    "sender's directory list, so one broker's offline directory takes other brokers' replicas out",
+    "designated_with_leader": "a designated election goes ahead although the partition has a leader",
+    "no_revert_on_dest_failure": "a broker does not revert a move's assignment when the destination "
+    "directory fails before the future replica is promoted (KAFKA-16297)",
+    "no_lost_on_source_failure": "a broker does not assign a moving replica to LOST when the move's source "
+    "directory fails, so the controller never learns the replica is offline",
+    "keep_source_after_promotion": "promoting a future replica does not delete the source replica",
+    "fenced_leader_kept": "fencing a broker whose session expired does not take away its leaderships",
+    "keep_offline_replica_in_isr": "a directory failure moves leadership away but leaves the replica in the ISR",
+    "unfence_without_election": "unfencing a broker does not elect leaders for leaderless partitions",
+    "accept_older_registration": "the controller accepts a registration carrying an older broker epoch "
+    "than the registered one",
+    "reregistration_new_epoch": "re-registering the same incarnation gives the broker a new broker epoch "
+    "(KAFKA-16952)",
+    "reregistration_fences": "re-registering the same incarnation writes a RegisterBrokerRecord with the "
+    "record's default flags, so a running, unfenced broker comes out fenced (KAFKA-16757)",
+    "jbod_below_3_7_iv2": "a broker with several log directories starts below metadata version 3.7-IV2, "
+    "where the controller ignores its directory failures (KAFKA-16606)",
+}

@@ -1,0 +1,46 @@
+"""The network: messages in flight as a bag, lost at most ``max_losses`` times, delivered to the
+action that handles their kind, and shown in traces by ``message_label``."""
+
+from __future__ import annotations
+
+from .state import (
+    ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, HEARTBEAT, HEARTBEAT_RESPONSE, LOST_MESSAGES,
+    MESSAGE_NAMES, NETWORK, REGISTER, REGISTER_RESPONSE, bag_remove, dir_name,
+)
+
+
+#: The action that handles a message's delivery, by message kind.
+DELIVERY_ACTION = {
+    REGISTER: "ControllerHandlesRegistration",
+    REGISTER_RESPONSE: "BrokerReceivesRegistrationResponse",
+    HEARTBEAT: "ControllerHandlesHeartbeat",
+    HEARTBEAT_RESPONSE: "BrokerReceivesHeartbeatResponse",
+    ASSIGN: "ControllerHandlesAssignment",
+    ASSIGN_RESPONSE: "BrokerReceivesAssignmentResponse",
+    ALTER_REPLICA_STATE: "ControllerHandlesAlterReplicaState",
+}
+
+
+class NetworkActions:
+    """The network's own action: losing a message."""
+
+    def NetworkLosesMessage(self, s, m):
+        if s[LOST_MESSAGES] >= self.settings.max_losses:
+            return None
+        return self._with(s, network=bag_remove(s[NETWORK], m), lostMessages=s[LOST_MESSAGES] + 1)
+
+
+def message_label(m: tuple) -> str:
+    """A message in flight as a trace shows it: ``Heartbeat(b0, epoch 1, offline [dir-1])``."""
+    kind = MESSAGE_NAMES[m[0]]
+    if m[0] == REGISTER:
+        return f"{kind}(b{m[1]}, incarnation {m[2]}, dirs {[dir_name(d) for d in m[3]]})"
+    if m[0] == REGISTER_RESPONSE:
+        return f"{kind}(b{m[1]}, incarnation {m[2]}, {f'epoch {m[3]}' if m[3] else 'error'})"
+    if m[0] in (HEARTBEAT, HEARTBEAT_RESPONSE):
+        return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[dir_name(d) for d in m[3]]})"
+    if m[0] == ASSIGN:
+        return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {dir_name(m[4])})"
+    if m[0] == ASSIGN_RESPONSE:
+        return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {dir_name(m[4])}, {'ok' if m[5] else 'error'})"
+    return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]})"

@@ -1,0 +1,101 @@
+"""The TLA+ operators every role uses: what a broker's disks hold, what the controller's metadata says,
+who may lead, and how a state is rebuilt with some variables changed."""
+
+from __future__ import annotations
+
+from .state import (
+    BROKER_EPOCH, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
+    KNOWN_EPOCH, LOGS, METADATA_VERSION, MV_3_7_IV2, NETWORK, NONE, OFF, ONLINE_DIRS, QUEUED,
+    REGISTERED_INCARNATION, RUNNING, STATUS, VARIABLE_INDEX, except_at,
+)
+from .uuids import MIGRATING, UNASSIGNED, is_online
+
+
+class Operators:
+    """Shared operators; the constants (``self.brokers``, ``self.replicas``, ...) come from KRaftJBOD."""
+
+    def slot_online(self, s, b, i) -> bool:
+        """The broker can use slot i: its disk has not failed in this incarnation."""
+        return s[DIR_STATE][b][i] == HEALTHY
+
+    def slot_failed(self, s, b, i) -> bool:
+        return s[DIR_STATE][b][i] in (FAILED, FAILED_ACKED)
+
+    def main_slots(self, s, b, p):
+        return tuple(i for i in self.slots if p in s[LOGS][b][i])
+
+    def least_loaded_online_slot(self, s, b):
+        """Where a broker places a new replica: the online directory with the fewest logs."""
+        best, best_load = NONE, None
+        for i in self.slots:
+            if self.slot_online(s, b, i):
+                load = len(s[LOGS][b][i]) + sum(1 for p in self.partitions if s[FUTURE][b][p] == i)
+                if best_load is None or load < best_load:
+                    best, best_load = i, load
+        return best
+
+    def replica_dir(self, part, p, b):
+        """The directory metadata assigns to broker b's replica of partition p."""
+        return part[DIRS][self.replicas[p].index(b)]
+
+    def registered(self, s, b) -> bool:
+        return s[BROKER_EPOCH][b] > 0
+
+    @staticmethod
+    def assignment_supported(s) -> bool:
+        """MetadataVersion.isDirectoryAssignmentSupported: 3.7-IV2 or later."""
+        return s[METADATA_VERSION] == MV_3_7_IV2
+
+    def alive(self, s, b) -> bool:
+        """The registered incarnation is the broker's running process (it heartbeats)."""
+        return s[STATUS][b] == RUNNING and s[INCARNATION][b] == s[REGISTERED_INCARNATION][b]
+
+    def dir_online_in_metadata(self, s, b, directory) -> bool:
+        """DirectoryId.isOnline against the controller's registration (unregistered: offline)."""
+        return self.registered(s, b) and is_online(directory, s[ONLINE_DIRS][b])
+
+    def _controller_thinks_online(self, s, b, directory) -> bool:
+        """The controller's own check, where the directory mutants put their bugs back."""
+        if self.mutant == "elect_ignoring_dirs":
+            return True
+        if self.mutant == "no_dirs_all_offline" and not s[ONLINE_DIRS][b]:
+            return directory in (UNASSIGNED, MIGRATING)
+        return is_online(directory, s[ONLINE_DIRS][b])
+
+    def acceptable_leader(self, s, b, directory) -> bool:
+        """PartitionChangeBuilder's isAcceptableLeader: registered, unfenced, directory online."""
+        return self.registered(s, b) and not s[FENCED][b] and self._controller_thinks_online(s, b, directory)
+
+    def default_dir(self, s, b):
+        """ClusterDescriber.defaultDir: where a new replica goes before the broker says (MIGRATING
+        below 3.7-IV2)."""
+        dirs = s[ONLINE_DIRS][b]
+        if not dirs or not self.assignment_supported(s):
+            return MIGRATING
+        if len(dirs) == 1:
+            return dirs[0]
+        return UNASSIGNED
+
+    def in_flight(self, s, kinds, b, epoch, *rest) -> bool:
+        n = 2 + len(rest)
+        key = (b, epoch) + rest
+        return any(m[0] in kinds and m[1 : 1 + n] == key for m in s[NETWORK])
+
+    def room(self, s) -> bool:
+        return len(s[NETWORK]) < self.settings.max_messages
+
+    def _with(self, s, **changes):
+        n = list(s)
+        for name, value in changes.items():
+            n[VARIABLE_INDEX[name]] = value
+        return tuple(n)
+
+    def _broker_down(self, s, b):
+        """A broker process stops: in-memory queues and epoch are gone; logs, futures and disk
+        health stay."""
+        return self._with(
+            s,
+            brokerStatus=except_at(s[STATUS], b, OFF),
+            queued=except_at(s[QUEUED], b, (NONE,) * len(self.partitions)),
+            knownEpoch=except_at(s[KNOWN_EPOCH], b, 0),
+        )

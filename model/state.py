@@ -1,0 +1,159 @@
+"""The state of the KRaft model: its variables in the TLA+ module's order, and the constants that
+name their values, the metadata records and the messages.
+
+The state is a plain tuple of the TLA+ variables, each made of ints, bools, ``None`` and tuples
+only, so that it is one-to-one with the TLA+ state and fingerprints the same in every process.
+"""
+
+from __future__ import annotations
+
+from .uuids import uuid_name
+
+# ---------------------------------------------------------------------------------------------
+# The variables (same names and order as the TLA+ module).
+# ---------------------------------------------------------------------------------------------
+VARIABLES = (
+    "brokerStatus",  # broker -> OFF | STARTING (registration not yet answered) | RUNNING
+    "incarnation",  # broker -> number of starts so far: the incarnation ID of the running process
+    "dirIds",  # broker -> slot -> directory UUID in the slot's meta.properties
+    "dirState",  # broker -> slot -> HEALTHY | FAILED | FAILED_ACKED
+    "logs",  # broker -> slot -> sorted partitions whose (main) log is on that disk
+    "future",  # broker -> partition -> slot of the future replica of a move, or NONE
+    "queued",  # broker -> partition -> directory queued for AssignReplicasToDirs, or NONE
+    "brokerEpoch",  # controller: broker -> registered broker epoch (0: never registered)
+    "fenced",  # controller: broker -> fenced?
+    "onlineDirs",  # controller: broker -> sorted online directories of its registration
+    "partition",  # controller: partition -> NoPartition (None) | <<leader, isr, dirs, leaderEpoch, partitionEpoch>>
+    "network",  # sorted bag of messages in flight
+    "nextUuid",  # the next fresh directory UUID the format tool generates
+    "dirFailures",  # directory failures so far
+    "lostMessages",  # messages lost so far
+    "movesStarted",  # replica moves between directories started so far
+    "knownEpoch",  # broker -> the broker epoch its registration response gave it (0: none yet)
+    "registeredIncarnation",  # controller: broker -> incarnation ID of its registration (0: none)
+    "metadataVersion",  # controller: 0 below 3.7-IV2 (no directory assignment), 1 at or above
+)
+(
+    STATUS,
+    INCARNATION,
+    DIR_IDS,
+    DIR_STATE,
+    LOGS,
+    FUTURE,
+    QUEUED,
+    BROKER_EPOCH,
+    FENCED,
+    ONLINE_DIRS,
+    PARTITION,
+    NETWORK,
+    NEXT_UUID,
+    DIR_FAILURES,
+    LOST_MESSAGES,
+    MOVES_STARTED,
+    KNOWN_EPOCH,
+    REGISTERED_INCARNATION,
+    METADATA_VERSION,
+) = range(len(VARIABLES))
+
+# metadata.version: below IBP_3_7_IV2 brokers register no directories and nothing is assigned
+# (MetadataVersion.isDirectoryAssignmentSupported); at or above it KIP-858 is in force.
+MV_3_6, MV_3_7_IV2 = 0, 1
+METADATA_VERSION_NAMES = ("3.6-IV2", "3.7-IV2")
+
+OFF, STARTING, RUNNING = 0, 1, 2
+STATUS_NAMES = ("OFF", "STARTING", "RUNNING")
+
+# A disk's health in the current incarnation; FAILED_ACKED: failed, and a heartbeat response
+# acknowledged it (the broker keeps listing it until it restarts).
+HEALTHY, FAILED, FAILED_ACKED = 0, 1, 2
+DIR_STATE_NAMES = ("HEALTHY", "FAILED", "FAILED_ACKED")
+
+NONE = -1  # no slot, nothing queued
+NO_LEADER = -1
+# The fate of a failed directory at a restart (the parameter of BrokerStarts).
+REPAIRED = -1  # the disk comes back: same UUID, its logs back
+REPLACED = -2  # a new disk, formatted with a fresh UUID
+
+# Partition record fields.
+LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH = range(5)
+
+# Metadata records, as Kafka's controller writes them: a handler computes its records from the
+# image it read, and replay applies them in order (QuorumController).  Under semantics "kip"
+# each record is computed from the state the records before it left.
+PARTITION_CHANGE = "PartitionChange"  # <<kind, p, leader or NO_LEADER_CHANGE, isr or None, dirs or None>>
+REGISTRATION_CHANGE = "BrokerRegistrationChange"  # <<kind, b, fenced (True, False or None), logDirs or None>>
+REGISTER_BROKER = "RegisterBroker"  # <<kind, b, incarnation ID, broker epoch, fenced, logDirs>>
+PARTITION_RECORD = "Partition"  # <<kind, p, leader, isr, dirs>>: a new partition, both epochs 0
+NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves it alone (Kafka's -2)
+
+# Messages: a tuple whose first item is its kind, then the sender broker and its broker epoch
+# (for a registration and its response, the incarnation ID the request carries instead).
+REGISTER = 1  # <<REGISTER, b, incarnation, dirs>>              BrokerRegistrationRequest
+REGISTER_RESPONSE = 2  # <<REGISTER_RESPONSE, b, incarnation, epoch>> epoch 0: an error
+HEARTBEAT = 3  # <<HEARTBEAT, b, epoch, offlineDirs>>            BrokerHeartbeatRequest
+HEARTBEAT_RESPONSE = 4  # <<HEARTBEAT_RESPONSE, b, epoch, offlineDirs>> acknowledges offlineDirs
+ASSIGN = 5  # <<ASSIGN, b, epoch, p, dir>>                       AssignReplicasToDirs
+ASSIGN_RESPONSE = 6  # <<ASSIGN_RESPONSE, b, epoch, p, dir, ok>>
+ALTER_REPLICA_STATE = 7  # <<ALTER_REPLICA_STATE, b, epoch, p>>  KIP-589, replica offline
+MESSAGE_NAMES = {
+    REGISTER: "Register",
+    REGISTER_RESPONSE: "RegisterResponse",
+    HEARTBEAT: "Heartbeat",
+    HEARTBEAT_RESPONSE: "HeartbeatResponse",
+    ASSIGN: "AssignReplicasToDirs",
+    ASSIGN_RESPONSE: "AssignReplicasToDirsResponse",
+    ALTER_REPLICA_STATE: "AlterReplicaState",
+}
+# Requests the controller gates on the broker epoch (KIP-589).
+EPOCH_GATED = (HEARTBEAT, ASSIGN, ALTER_REPLICA_STATE)
+
+ACTIONS = (
+    "BrokerStarts",
+    "BrokerSendsRegistration",
+    "BrokerRefreshesRegistration",
+    "BrokerReceivesRegistrationResponse",
+    "BrokerCrashes",
+    "BrokerFailsDir",
+    "BrokerSendsHeartbeat",
+    "BrokerReceivesHeartbeatResponse",
+    "BrokerConsumesMetadata",
+    "BrokerSendsAssignment",
+    "BrokerReceivesAssignmentResponse",
+    "BrokerShutsDownOnDirFailureTimeout",
+    "BrokerStartsMove",
+    "BrokerFutureCaughtUp",
+    "BrokerSendsAlterReplicaState",
+    "ControllerHandlesRegistration",
+    "ControllerHandlesRegistrationAfterSessionTimeout",
+    "ControllerHandlesHeartbeat",
+    "ControllerTimesOutHeartbeat",
+    "ControllerFencesExpiredBroker",
+    "ControllerHandlesAssignment",
+    "ControllerHandlesAlterReplicaState",
+    "ControllerCreatesPartition",
+    "AdminElectsDesignatedLeader",
+    "AdminUpgradesMetadataVersion",
+    "NetworkLosesMessage",
+)
+
+
+def except_at(t: tuple, i: int, v) -> tuple:
+    """``t`` with item ``i`` replaced by ``v`` (TLA+'s [t EXCEPT ![i] = v])."""
+    return t[:i] + (v,) + t[i + 1 :]
+
+
+def bag_add(bag: tuple, m: tuple) -> tuple:
+    return tuple(sorted(bag + (m,)))
+
+
+def bag_remove(bag: tuple, m: tuple) -> tuple:
+    i = bag.index(m)
+    return bag[:i] + bag[i + 1 :]
+
+
+VARIABLE_INDEX = {name: i for i, name in enumerate(VARIABLES)}
+
+
+def dir_name(d) -> str:
+    """A directory as traces show it: ``NONE`` for no slot, else its UUID's name."""
+    return "NONE" if d == NONE else uuid_name(d)
