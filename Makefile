@@ -7,8 +7,8 @@ SUDO   := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null && echo su
 
 .PHONY: run test install system-packages bench clean
 
-run: install            ## the main job: check the Kafka model at the embedded default config
-	$(BIN)/kraftcheck check
+run: install            ## the main job: check the Kafka model at every shipped config (spec/suite.toml)
+	$(BIN)/kraftcheck check --suite spec/suite.toml
 
 test: install           ## the whole test suite
 	$(BIN)/python -m pytest

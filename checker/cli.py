@@ -7,8 +7,9 @@ SIGINT (Ctrl-C), 143 SIGTERM, 129 SIGHUP (:mod:`.signals`).  Once a search has e
 verdict decides the exit code: an output that cannot be written after it (a trace, its
 picture, the summary, standard output) is one line on stderr, and the verdict is printed all
 the same.  Every output is checked to be writable before the search starts.  Several configs
-in one ``check`` exit with the worst of their codes (:data:`EXIT_SEVERITY`); ``mutants``
-exits 4 when a mutant escapes every config (:mod:`.mutants`).
+in one ``check`` (or a suite, :mod:`.suite`) exit with the worst of their codes
+(:data:`EXIT_SEVERITY`); 4 is an expected violation that did not occur: a suite's finding, or a
+mutant that escapes every config (:mod:`.mutants`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .protocol import ModelProtocolError, action_name, action_params
 from .result import (DEADLOCK, DEADLOCK_NAME, EXIT_CODES, EXIT_STEP_PROPERTY, INCOMPLETE, OK, VIOLATION,
                      Result)
 from .signals import Figures, note_figures, report_interruption, stopping_on_signals
+from .suite import EXIT_EXPECTED_MISSING, SuiteEntry, check_expected_names, load_suite
 from kraftcheck import __version__
 from kraftcheck.traces.itf import TraceFormatError
 from kraftcheck.traces.text import visible
@@ -111,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--junit", metavar="PATH", help="write a JUnit XML report to PATH: a test case per config")
     check.add_argument("--no-symmetry", action="store_true",
                        help="ignore the model's canonical(): no symmetry reduction (local engine)")
+    check.add_argument("--suite", metavar="SUITE.toml",
+                       help="check the configs a suite file lists, each expecting the violations it names "
+                            "(spec/suite.toml: every shipped config)")
     check.set_defaults(run=run_check)
 
     from .mutants import register as register_mutants
@@ -278,11 +283,14 @@ def _model_failed(e: BaseException) -> int:
 
 #: Exit codes of configs checked in one run, the worst first: a model whose code failed (its
 #: config was not checked at all), a violated invariant, a violated step property, a deadlock,
-#: a search stopped by a bound, every invariant holding.  The run exits with the worst.
-EXIT_SEVERITY = (EXIT_MODEL_FAILED, EXIT_CODES[VIOLATION], EXIT_STEP_PROPERTY, EXIT_CODES[DEADLOCK],
-                 EXIT_CODES[INCOMPLETE], EXIT_CODES[OK])
+#: an expected violation that did not occur (a suite's finding), a deadlock, a search stopped by
+#: a bound, every invariant holding (or only expected violations).  The run exits with the worst.
+EXIT_SEVERITY = (EXIT_MODEL_FAILED, EXIT_CODES[VIOLATION], EXIT_STEP_PROPERTY, EXIT_EXPECTED_MISSING,
+                 EXIT_CODES[DEADLOCK], EXIT_CODES[INCOMPLETE], EXIT_CODES[OK])
 #: The verdict of a config whose model's code failed, in the table and the summary.
 ERROR_VERDICT = "error"
+#: A suite's config whose expected violation was found, and one whose expected violation was not.
+EXPECTED_VERDICT, MISSING_VERDICT = "expected", "missing"
 
 
 def worst_exit_code(codes) -> int:
@@ -302,22 +310,53 @@ class ConfigRun:
     trace_paths: dict[str, str | None] = field(default_factory=dict)
     #: the model's own code failed (building it or during the search): what and where
     error: str | None = None
+    #: the properties whose violation is this config's expected outcome (a suite's ``expect``)
+    expect: tuple[str, ...] = ()
+
+    @property
+    def expectation_met(self) -> bool | None:
+        """None when nothing is expected; else whether a violation was found and each violation
+        found is one expected."""
+        if not self.expect or self.result is None:
+            return None
+        found = {cx.name for cx in self.result.counterexamples}
+        return bool(found) and found <= set(self.expect)
 
     @property
     def exit_code(self) -> int:
-        return EXIT_MODEL_FAILED if self.result is None else self.result.exit_code
+        if self.result is None:
+            return EXIT_MODEL_FAILED
+        if self.expectation_met:
+            return 0
+        if self.expect and self.result.verdict == OK:
+            return EXIT_EXPECTED_MISSING
+        return self.result.exit_code
 
     @property
     def verdict(self) -> str:
         return ERROR_VERDICT if self.result is None else self.result.verdict
+
+    @property
+    def outcome(self) -> str:
+        """The verdict as a suite's table says it: ``expected`` for an expected violation found,
+        ``missing`` for one that did not occur."""
+        if self.expectation_met:
+            return EXPECTED_VERDICT
+        if self.expect and self.exit_code == EXIT_EXPECTED_MISSING:
+            return MISSING_VERDICT
+        return self.verdict
 
 
 def run_check(args) -> int:
     if args.no_symmetry and args.engine == "spark":
         raise UsageError("--no-symmetry works with the local engine only: the Spark engine's workers build the "
                          "model from the config")
+    if args.suite is not None:
+        if args.configs:
+            raise UsageError("give config files or --suite, not both")
+        return run_check_suite(args, load_suite(args.suite))
     if len(args.configs) > 1:
-        return run_check_suite(args)
+        return run_check_suite(args, [SuiteEntry(path) for path in args.configs])
     config = load_config(args.configs[0] if args.configs else None, args.model, args.overrides)
     model = _without_symmetry(build_model(config), args.no_symmetry)
     options = _search_options(config, args)
@@ -336,7 +375,7 @@ def run_check(args) -> int:
     return run.result.exit_code
 
 
-def run_check_suite(args) -> int:
+def run_check_suite(args, entries: list[SuiteEntry]) -> int:
     """Check several configs one after the other: each reported as a single config is, then one
     table; one summary with an entry per config; the worst exit code (:data:`EXIT_SEVERITY`).
 
@@ -344,13 +383,15 @@ def run_check_suite(args) -> int:
     cannot be used is bad input before any time is spent.  A model whose code fails is that
     config's verdict (``error``), and the others are checked all the same."""
     runs: list[ConfigRun] = []
-    for path in args.configs:
-        config = load_config(path, args.model, args.overrides)
-        run = ConfigRun(config, None, _search_options(config, args))
+    for entry in entries:
+        config = load_config(entry.path, args.model, args.overrides)
+        run = ConfigRun(config, None, _search_options(config, args), expect=entry.expect)
         try:
             run.model = _without_symmetry(build_named_model(config), args.no_symmetry)
         except ModelFailed as e:
             run.error = _model_failure(e.__cause__)
+        else:
+            check_expected_names(entry, run.model, config.source)
         runs.append(run)
     labels: dict[str, str] = {}
     for run in runs:
@@ -371,6 +412,8 @@ def run_check_suite(args) -> int:
             report(run.model, run.result, run.trace_paths, quiet=args.quiet, out=out)
         print(file=out)
     print_runs_table(runs, out)
+    if len({run.config.model for run in runs}) == 1 and any(getattr(run.model, "actions", None) for run in runs):
+        print(actions_never_enabled_line(runs), file=out)
     if args.json:
         write_summary(args.json, suite_summary(runs))
     if args.junit:
@@ -437,7 +480,9 @@ def _first_finding(run: ConfigRun) -> str:
     if run.result is None:
         return "the model failed (stderr says where)"
     found = run.result.counterexamples
-    return f"{found[0].name} ({found[0].length} states)" if found else "-"
+    if found:
+        return f"{found[0].name} ({found[0].length} states)"
+    return f"none; expected {', '.join(run.expect)}" if run.expect else "-"
 
 
 def print_runs_table(runs: list[ConfigRun], out) -> None:
@@ -446,11 +491,27 @@ def print_runs_table(runs: list[ConfigRun], out) -> None:
     for run in runs:
         r = run.result
         figures = ("-", "-", "-") if r is None else (f"{r.distinct_states:,}", f"{r.depth:,}", f"{r.elapsed_s:.2f} s")
-        rows.append((run.config.source, run.verdict, *figures, _first_finding(run)))
+        rows.append((run.config.source, run.outcome, *figures, _first_finding(run)))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]:>{widths[3]}}  "
               f"{row[4]:>{widths[4]}}  {row[5]}", file=out)
+
+
+def never_enabled_in_any(runs: list[ConfigRun]) -> list[str]:
+    """The actions no config's search took, in the order the first config's model declares them
+    (a search stopped at a violation counts with what it took before it stopped)."""
+    checked = [run.result for run in runs if run.result is not None]
+    if not checked:
+        return []
+    return [a for a in checked[0].never_enabled if all(a in r.never_enabled for r in checked[1:])]
+
+
+def actions_never_enabled_line(runs: list[ConfigRun]) -> str:
+    missing = never_enabled_in_any(runs)
+    if missing:
+        return f"never enabled in any config: {', '.join(missing)}"
+    return "every action was taken in some config"
 
 
 def suite_summary(runs: list[ConfigRun]) -> dict:
@@ -463,11 +524,15 @@ def suite_summary(runs: list[ConfigRun]) -> dict:
                      "config": {**run.config.to_json(), "search": run.options}}
         else:
             entry = json_summary(run.result, run.config, run.options, run.trace_paths)
+        if run.expect:
+            entry["expect"] = list(run.expect)
+            entry["expectation_met"] = bool(run.expectation_met)
         entry["exit_code"] = run.exit_code
         entries.append(entry)
     code = worst_exit_code(run.exit_code for run in runs)
     worst = next(run for run in runs if run.exit_code == code)
-    return {"verdict": worst.verdict, "exit_code": code, "configs": entries}
+    return {"verdict": OK if code == 0 else worst.outcome, "exit_code": code,
+            "never_enabled_in_any": never_enabled_in_any(runs), "configs": entries}
 
 
 def _write_junit(path: str, runs: list[ConfigRun]) -> None:
@@ -493,7 +558,12 @@ def _junit_case(run: ConfigRun):
     case.output = (f"{result.distinct_states:,} distinct states, {result.generated_states:,} generated, "
                    f"depth {result.depth:,}, {result.elapsed_s:.2f} s\n")
     found = result.counterexamples
-    if found:
+    if run.expectation_met:
+        case.output += "".join(f"expected: {finding_text(cx)}; shortest trace: {cx.length} states\n" for cx in found)
+    elif run.outcome == MISSING_VERDICT:
+        case.failure = Outcome(f"expected a violation of {', '.join(run.expect)}; every invariant holds",
+                               "ExpectedViolationMissing")
+    elif found:
         texts = [trace_text(run.trace_paths.get(cx.name)) for cx in found]
         case.failure = Outcome(
             "; ".join(f"{finding_text(cx)}; shortest trace: {cx.length} states" for cx in found),

@@ -20,9 +20,11 @@ from .bfs import explore
 from .config import CheckConfig, ConfigError, ModelFailed, load_config, parse_override
 from .protocol import ModelProtocolError
 from .result import Counterexample
+from .suite import EXIT_EXPECTED_MISSING
 
-#: The exit code when a mutant escapes every config (and no model's code failed).
-EXIT_MUTANT_ESCAPED = 4
+#: The exit code when a mutant escapes every config (and no model's code failed): an expected
+#: violation that did not occur, as for a suite's finding.
+EXIT_MUTANT_ESCAPED = EXIT_EXPECTED_MISSING
 EXIT_MODEL_FAILED = 1
 #: The setting that switches a mutant on.
 MUTANT_SETTING = "mutant"

@@ -30,7 +30,7 @@ PACKAGES = ("kraftcheck", "kraftcheck.checker", "kraftcheck.model", "kraftcheck.
 #: Files other than modules that a package carries, as pyproject.toml's package-data: the
 #: configs, so that ``check`` without a config file finds the embedded default in the zip too.
 PACKAGE_DATA = {
-    "kraftcheck.spec": ("*.tla", "*.cfg", "README.md"),
+    "kraftcheck.spec": ("*.tla", "*.cfg", "README.md", "suite.toml"),
     "kraftcheck.spec.configs": ("*.toml",),
     "kraftcheck.spec.findings": ("*.itf.json",),
 }

@@ -39,7 +39,7 @@ def test_the_zip_holds_every_module_and_config_as_a_wheel_lays_them_out(tmp_path
     expected += [f"kraftcheck/spec/configs/{f.name}" for f in (REPO / "spec" / "configs").glob("*.toml")]
     expected += [f"kraftcheck/spec/findings/{f.name}" for f in (REPO / "spec" / "findings").glob("*.itf.json")]
     expected += [f"kraftcheck/spec/{f.name}" for f in (REPO / "spec").iterdir() if f.suffix in (".tla", ".cfg")]
-    expected.append("kraftcheck/spec/README.md")
+    expected += ["kraftcheck/spec/README.md", "kraftcheck/spec/suite.toml"]
     assert names == sorted(expected)
     assert p.stdout.splitlines() == [
         f"wrote {archive}: kraftcheck 0.1.0, {len(names)} files (spark-submit --py-files)",
