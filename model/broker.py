@@ -84,9 +84,10 @@ class BrokerActions:
         """BrokerRegistrationTracker: at 3.7-IV2 or later, a running broker whose registration
         in the metadata lists no directories registers again, with the same incarnation ID
         (KAFKA-16162); it sends no heartbeat until that is answered."""
-        if s[STATUS][b] != RUNNING or self.legacy[b] or not self.assignment_supported(s) or not self.room(s):
+        view = self.published(s)
+        if s[STATUS][b] != RUNNING or self.legacy[b] or not self.assignment_supported(view) or not self.room(s):
             return None
-        if not self.registered(s, b) or s[ONLINE_DIRS][b]:
+        if not self.registered(view, b) or view[ONLINE_DIRS][b]:
             return None
         if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, s[INCARNATION][b]):
             return None
@@ -171,7 +172,8 @@ class BrokerActions:
         assignment that does not name where the replica lives; promote a future replica the
         metadata already names; and never recreate a replica elsewhere while it has offline
         directories (KAFKA-16234)."""
-        part = s[PARTITION][p]
+        view = self.published(s)
+        part = view[PARTITION][p]
         if s[STATUS][b] != RUNNING or part is None or b not in self.replicas[p]:
             return None
         if s[QUEUED][b][p] != NONE:
@@ -185,7 +187,7 @@ class BrokerActions:
         named = ids.index(md) if md in ids else NONE
 
         # Below 3.7-IV2 nothing is assigned: the broker places replicas and tells nobody.
-        tells = self.assignment_supported(s)
+        tells = self.assignment_supported(view)
 
         def create_and_queue():
             i = self.least_loaded_online_slot(s, b)
@@ -247,7 +249,9 @@ class BrokerActions:
         """Send the queued AssignReplicasToDirs entry for p (one in flight per partition)."""
         epoch = s[KNOWN_EPOCH][b]
         directory = s[QUEUED][b][p]
-        if s[STATUS][b] != RUNNING or directory == NONE or not self.room(s) or not self.assignment_supported(s):
+        if s[STATUS][b] != RUNNING or directory == NONE or not self.room(s):
+            return None
+        if not self.assignment_supported(self.published(s)):
             return None
         if self.in_flight(s, (ASSIGN, ASSIGN_RESPONSE), b, epoch, p):
             return None

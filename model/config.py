@@ -46,6 +46,11 @@ class Settings:
     metadata_version: str = "3.7-IV2"
     #: an operator may upgrade the metadata version to 3.7-IV2 during the run
     metadata_upgrade: bool = False
+    #: controller failovers in the whole run; 0: the metadata log is not modeled, and every
+    #: write is committed, and answered, at once
+    failovers: int = 0
+    #: batches of records appended and not yet committed at once (with failovers)
+    max_uncommitted: int = 2
     mutant: str = "none"
 
 
@@ -116,11 +121,15 @@ def _validate(s: Settings) -> None:
         1 <= s.replication_factor <= s.brokers,
         f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {r(s.replication_factor)}",
     )
-    for key in ("restarts", "dir_failures", "max_losses", "moves"):
+    for key in ("restarts", "dir_failures", "max_losses", "moves", "failovers"):
         value = getattr(s, key)
         need(0 <= value <= MAX_COUNT, f"model setting {key!r} must be between 0 and {MAX_COUNT}, not {reprlib.repr(value)}")
     need(1 <= s.max_messages <= MAX_COUNT,
          f"model setting 'max_messages' must be between 1 and {MAX_COUNT}, not {reprlib.repr(s.max_messages)}")
+    need(1 <= s.max_uncommitted <= MAX_COUNT,
+         f"model setting 'max_uncommitted' must be between 1 and {MAX_COUNT}, not {reprlib.repr(s.max_uncommitted)}")
+    need(s.failovers == 0 or s.semantics == "code",
+         "model setting 'failovers' needs semantics = \"code\": under the KIP's reading the controller writes no records")
     need(
         0 <= s.legacy_brokers <= s.brokers,
         f"model setting 'legacy_brokers' must be between 0 and brokers ({s.brokers}), not {r(s.legacy_brokers)}",

@@ -4,8 +4,9 @@ operations: each reads the image, writes records, replays them, and answers."""
 from __future__ import annotations
 
 from .state import (
-    ASSIGN_RESPONSE, BROKER_EPOCH, DIRS, FENCED, HEARTBEAT_RESPONSE, ISR, LEADER, LEADER_EPOCH,
-    MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION, PARTITION_EPOCH, PARTITION_RECORD,
+    ASSIGN_RESPONSE, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL, FENCED,
+    HEARTBEAT_RESPONSE, ISR, LEADER, MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION,
+    PARTITION_CHANGE, PARTITION_RECORD, UNCOMMITTED,
     REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, bag_add,
     bag_remove, except_at,
 )
@@ -71,23 +72,27 @@ class ControllerHandlers:
         return self._register(s, m, session_expired=True)
 
     def _register_broker_record(self, s, b, incarnation_id, epoch, fenced, dirs):
-        """The RegisterBrokerRecord: logDirs only at 3.7-IV2 or later."""
-        return (REGISTER_BROKER, b, incarnation_id, epoch, fenced, dirs if self.assignment_supported(s) else ())
+        """The RegisterBrokerRecord: logDirs (as a set: replay keeps no order) only at 3.7-IV2 or later."""
+        return (REGISTER_BROKER, b, incarnation_id, epoch, fenced, tuple(sorted(set(dirs))) if self.assignment_supported(s) else ())
 
     def _register(self, s, m, session_expired):
         """ClusterControlManager.registerBroker, the code's way: the record and the answer."""
         _, b, incarnation_id, dirs = m
-        net = bag_remove(s[NETWORK], m)
+        n = self._with(s, network=bag_remove(s[NETWORK], m))
 
         def answer(epoch):
-            return bag_add(net, (REGISTER_RESPONSE, b, incarnation_id, epoch))
+            return (REGISTER_RESPONSE, b, incarnation_id, epoch)
+
+        def refuse():
+            # an exception: the request fails at once, nothing written
+            return self._with(n, network=bag_add(n[NETWORK], answer(0)))
 
         same = self.registered(s, b) and s[REGISTERED_INCARNATION][b] == incarnation_id
         valid_session = self.registered(s, b) and not s[FENCED][b] and (self.alive(s, b) or not session_expired)
         if valid_session and not same:
-            return self._with(s, network=answer(0))  # DuplicateBrokerRegistrationException
+            return refuse()  # DuplicateBrokerRegistrationException
         if self.assignment_supported(s) and not self.registration_valid(s, b, dirs):
-            return self._with(s, network=answer(0))  # InvalidRegistrationException
+            return refuse()  # InvalidRegistrationException
         if same:
             epoch = s[BROKER_EPOCH][b] + (1 if self.mutant == "reregistration_new_epoch" else 0)
             fenced = True if self.mutant == "reregistration_fences" else s[FENCED][b]
@@ -97,7 +102,7 @@ class ControllerHandlers:
             # controller only ever compares epochs of one broker.
             epoch, fenced = s[BROKER_EPOCH][b] + 1, True
         record = self._register_broker_record(s, b, incarnation_id, epoch, fenced, dirs)
-        return self.replay(self._with(s, network=answer(epoch)), [record])
+        return self.write(n, [record], answer(epoch))
 
     def epoch_is_current(self, s, b, epoch) -> bool:
         return self.registered(s, b) and s[BROKER_EPOCH][b] == epoch
@@ -124,17 +129,15 @@ class ControllerHandlers:
         n = self._with(s, network=net)
         # Below 3.7-IV2 the controller does not look at the offline directories at all.
         offline_here = offline if self.assignment_supported(s) else ()
+        # The response acknowledges the offline directories the heartbeat carried.
+        response = (HEARTBEAT_RESPONSE, b, epoch, offline) if offline and current else ()
         if self.code:
             records = self._unfence_records(n, b) if current and n[FENCED][b] else []
-            n = self.replay(n, records + self._offline_dirs_records(n, b, offline_here))
-        else:
-            n = self._handle_offline_dirs(n, b, offline_here)
-            if current and n[FENCED][b]:
-                n = self.replay(n, self._unfence_records(n, b))
-        # Acknowledge the offline directories the heartbeat carried.
-        if offline and current:
-            n = self._with(n, network=bag_add(n[NETWORK], (HEARTBEAT_RESPONSE, b, epoch, offline)))
-        return n
+            return self.write(n, records + self._offline_dirs_records(n, b, offline_here), response)
+        n = self._handle_offline_dirs(n, b, offline_here)
+        if current and n[FENCED][b]:
+            n = self.replay(n, self._unfence_records(n, b))
+        return self._with(n, network=bag_add(n[NETWORK], response)) if response else n
 
     def ControllerTimesOutHeartbeat(self, s, m):
         """processExpiredBrokerHeartbeat (semantics "code"): a heartbeat that waited in the
@@ -224,7 +227,7 @@ class ControllerHandlers:
         if self.alive(s, b):
             return None  # its session is alive
         if self.code:
-            return self.replay(s, self._fence_records(s, b))
+            return self.write(s, self._fence_records(s, b))
         n = self._with(s, fenced=except_at(s[FENCED], b, True))
         if self.mutant == "fenced_leader_kept":
             return n
@@ -260,17 +263,18 @@ class ControllerHandlers:
         if not self.epoch_is_current(s, b, epoch) and not (self.mutant == "skip_epoch_check" and self.registered(s, b)):
             return self._with(s, network=net)
         part = s[PARTITION][p]
+        n = self._with(s, network=net)
         if part is None or b not in self.replicas[p]:
-            # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER: nothing written
-            return self._with(s, network=bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, False)))
-        n = self._with(s, network=bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, True)))
+            # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER in the response: nothing written
+            return self.write(n, [], (ASSIGN_RESPONSE, b, epoch, p, directory, False))
         dirs = except_at(part[DIRS], self.replicas[p].index(b), directory)
         online = self._controller_thinks_online(n, b, directory)
         if self.code:
             records = [self.partition_change_record(n, p, new_dirs=dirs, acceptor_dirs=part[DIRS])]
             if not online:
                 records.append(self.partition_change_record(n, p, remove=b))
-            return self.replay(n, [r for r in records if r is not None])
+            return self.write(n, records, (ASSIGN_RESPONSE, b, epoch, p, directory, True))
+        n = self._with(n, network=bag_add(net, (ASSIGN_RESPONSE, b, epoch, p, directory, True)))
         if online:
             new_part = self.change_partition(n, p, new_dirs=dirs)
         else:
@@ -289,7 +293,7 @@ class ControllerHandlers:
         if part is None or b not in self.replicas[p]:
             return n
         dirs = except_at(part[DIRS], self.replicas[p].index(b), LOST)
-        return self._with(n, partition=except_at(n[PARTITION], p, self.change_partition(n, p, remove=b, new_dirs=dirs)))
+        return self.write(n, [self.partition_change_record(n, p, remove=b, new_dirs=dirs)])
 
     def ControllerCreatesPartition(self, s, p):
         """CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
@@ -304,7 +308,7 @@ class ControllerHandlers:
         if not isr:
             return None
         dirs = tuple(self.default_dir(s, r) for r in replicas)
-        return self.replay(s, [(PARTITION_RECORD, p, isr[0], isr, dirs)])
+        return self.write(s, [(PARTITION_RECORD, p, isr[0], isr, dirs)])
 
     # -----------------------------------------------------------------------------------------
     # Admin and network
@@ -322,11 +326,39 @@ class ControllerHandlers:
             return None
         if not self.acceptable_leader(s, b, self.replica_dir(part, p, b)):
             return None
-        new = (b, (b,), part[DIRS], part[LEADER_EPOCH] + 1, part[PARTITION_EPOCH] + 1)
-        return self._with(s, partition=except_at(s[PARTITION], p, new))
+        # the election's PartitionChangeRecord: the leader, and the ISR just the leader
+        return self.write(s, [(PARTITION_CHANGE, p, b, (b,) if part[ISR] != (b,) else None, None)])
 
     def AdminUpgradesMetadataVersion(self, s):
         """kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord."""
         if not self.settings.metadata_upgrade or self.assignment_supported(s):
             return None
-        return self._with(s, metadataVersion=MV_3_7_IV2)
+        return self.write(s, [(FEATURE_LEVEL, MV_3_7_IV2)])
+
+    # -----------------------------------------------------------------------------------------
+    # The metadata log (with failovers)
+    # -----------------------------------------------------------------------------------------
+    def ControllerCommits(self, s):
+        """The quorum commits the oldest uncommitted batch: the committed image replays it, and
+        its answer goes out (QuorumController completes a write's future once its offset is
+        committed)."""
+        if not s[UNCOMMITTED]:
+            return None
+        (records, response), rest = s[UNCOMMITTED][0], s[UNCOMMITTED][1:]
+        n = self._with(s, committedImage=self.rebuilt_image(s, s[COMMITTED_IMAGE], records), uncommitted=rest)
+        return self._with(n, network=bag_add(n[NETWORK], response)) if response else n
+
+    def ControllerFailsOver(self, s, kept):
+        """The active controller fails and another takes over (QuorumController.renounce, then the
+        new leader's claim).  Raft's new leader holds the committed records and may hold some of
+        the uncommitted ones, a prefix: the first ``kept`` batches, which it commits; the rest are
+        lost.  The new controller rebuilds its state by replaying the log, and the old one's
+        pending answers are lost, those of the kept batches too.  Requests in flight reach the
+        new controller: a broker whose request the old one answered NOT_CONTROLLER, or never
+        answered, sends it again to the new one."""
+        if s[FAILOVERS_DONE] >= self.settings.failovers or kept > len(s[UNCOMMITTED]):
+            return None
+        records = tuple(record for batch, _ in s[UNCOMMITTED][:kept] for record in batch)
+        image = self.rebuilt_image(s, s[COMMITTED_IMAGE], records)
+        n = self.with_controller_image(s, image)
+        return self._with(n, committedImage=image, uncommitted=(), failoversDone=s[FAILOVERS_DONE] + 1)

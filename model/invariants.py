@@ -4,9 +4,9 @@ each named like its TLA+ operator; spec/README.md gives each one's source."""
 from __future__ import annotations
 
 from .state import (
-    BROKER_EPOCH, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
+    BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
     LEADER_EPOCH, LOGS, METADATA_VERSION, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
-    PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, bag_remove,
+    PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, UNCOMMITTED, FAILOVERS_DONE, bag_remove,
 )
 from .uuids import FIRST_REAL, RESERVED3, UNASSIGNED
 
@@ -16,6 +16,15 @@ class Invariants:
 
     def _created(self, s):
         return ((p, part) for p, part in enumerate(s[PARTITION]) if part is not None)
+
+    def ControllerStateIsReplayedLog(self, s) -> bool:
+        """The active controller's state is what replaying the metadata log gives: the committed
+        image with the uncommitted batches replayed onto it.  A standby, or a controller taking
+        over, rebuilds exactly this state (QuorumController replays every record it writes)."""
+        if not s[COMMITTED_IMAGE]:
+            return True
+        records = tuple(record for batch, _ in s[UNCOMMITTED] for record in batch)
+        return self.controller_image(s) == self.rebuilt_image(s, s[COMMITTED_IMAGE], records)
 
     def LeaderOnOnlineDir(self, s) -> bool:
         """No leader's replica is on a directory that is offline for its broker: clients would
@@ -149,7 +158,9 @@ class Invariants:
     # -----------------------------------------------------------------------------------------
     @staticmethod
     def _controller_vars(s):
-        return (s[BROKER_EPOCH], s[FENCED], s[ONLINE_DIRS], s[PARTITION], s[REGISTERED_INCARNATION], s[METADATA_VERSION])
+        """The controller's state: in memory, and its metadata log (TLA+'s controllerVars)."""
+        return (s[BROKER_EPOCH], s[FENCED], s[ONLINE_DIRS], s[PARTITION], s[REGISTERED_INCARNATION], s[METADATA_VERSION],
+                s[COMMITTED_IMAGE], s[UNCOMMITTED], s[FAILOVERS_DONE])
 
     def StaleEpochChangesNothing(self, s, action, t) -> bool:
         """A heartbeat, AssignReplicasToDirs or AlterReplicaState whose broker epoch is not the
@@ -163,7 +174,10 @@ class Invariants:
 
     def EpochsNeverDecrease(self, s, action, t) -> bool:
         """Broker epochs (registered and incarnation), leader epochs and partition epochs never
-        go back: every fencing and conditional update in Kafka relies on it."""
+        go back: every fencing and conditional update in Kafka relies on it.  In the metadata
+        brokers read: with the log modeled, the committed image (a failover drops uncommitted
+        changes, which nobody outside the controller has seen)."""
+        s, t = self.published(s), self.published(t)
         # Unchanged variables are the same objects (actions copy only what they change).
         if t[BROKER_EPOCH] is s[BROKER_EPOCH] and t[INCARNATION] is s[INCARNATION] and t[PARTITION] is s[PARTITION]:
             return True
@@ -203,7 +217,8 @@ class Invariants:
     def FencedUntilAssigned(self, s, action, t) -> bool:
         """A broker that registered directories is never unfenced while metadata holds one of
         its replicas as UNASSIGNED: it could lead a replica whose directory nobody knows, and a
-        failure of that directory would go unnoticed (KIP-858)."""
+        failure of that directory would go unnoticed (KIP-858).  In the metadata brokers read."""
+        s, t = self.published(s), self.published(t)
         if t[FENCED] is s[FENCED]:
             return True
         for b in self.brokers:

@@ -20,13 +20,14 @@ from .mutants import MUTANTS
 from .network import DELIVERY_ACTION, NetworkActions, message_label
 from .operators import Operators
 from .picture import picture
-from .records import Records
+from .records import Records, record_label
 from .state import (
-    ACTIONS, BROKER_EPOCH, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES, FENCED, FUTURE,
-    HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH, LOGS, LOST_MESSAGES,
-    METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED, MV_3_6, MV_3_7_IV2, NETWORK, NEXT_UUID,
-    NONE, OFF, ONLINE_DIRS, PARTITION, PARTITION_EPOCH, QUEUED, REGISTER, REGISTERED_INCARNATION,
-    REPAIRED, REPLACED, RUNNING, STARTING, STATUS, STATUS_NAMES, dir_name,
+    ACTIONS, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
+    FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
+    LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED, MV_3_6, MV_3_7_IV2,
+    NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
+    REGISTERED_INCARNATION, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, STATUS_NAMES, UNCOMMITTED,
+    dir_name,
 )
 from .uuids import FIRST_REAL, uuid_name
 
@@ -63,6 +64,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             "ElectedWhenPossible": self.ElectedWhenPossible,
             "FailedMoveReverted": self.FailedMoveReverted,
             "AcknowledgedFailureLeadsNothing": self.AcknowledgedFailureLeadsNothing,
+            "ControllerStateIsReplayedLog": self.ControllerStateIsReplayedLog,
         }
         # The traces' picture of a state (model/picture.py), drawn from ``describe``'s output.
         self.picture = picture
@@ -83,7 +85,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
         st = self.settings
         nb, nd, npart = st.brokers, st.dirs_per_broker, st.partitions
         dir_ids = tuple(tuple(FIRST_REAL + b * nd + i for i in self.slots) for b in self.brokers)
-        yield (
+        state = (
             (OFF,) * nb,
             (0,) * nb,
             dir_ids,
@@ -103,7 +105,14 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             (0,) * nb,
             (0,) * nb,
             MV_3_6 if st.metadata_version == "3.6-IV2" else MV_3_7_IV2,
+            (),
+            (),
+            0,
         )
+        if self.metadata_log:
+            # the log starts empty: the committed image is the initial controller state
+            state = self._with(state, committedImage=self.controller_image(state))
+        yield state
 
 
     # -----------------------------------------------------------------------------------------
@@ -168,6 +177,10 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             if self.code and m[0] == HEARTBEAT:
                 add(("ControllerTimesOutHeartbeat", m), self.ControllerTimesOutHeartbeat(s, m))
             add(("NetworkLosesMessage", m), self.NetworkLosesMessage(s, m))
+        if self.metadata_log:
+            add(("ControllerCommits",), self.ControllerCommits(s))
+            for kept in range(len(s[UNCOMMITTED]) + 1):
+                add(("ControllerFailsOver", kept), self.ControllerFailsOver(s, kept))
         return out
 
 
@@ -182,6 +195,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             fate_names = {REPAIRED: "repaired", REPLACED: "replaced"}
             said = [f"slot {i} {fate_names.get(fate, 'formatted as ' + uuid_name(fate))}" for i, fate in fates]
             return f"BrokerStarts(b{b}{', ' if said else ''}{', '.join(said)})"
+        if name == "ControllerFailsOver":
+            kept = params[0]
+            return f"ControllerFailsOver({kept} uncommitted batch{'' if kept == 1 else 'es'} kept)"
         if params and isinstance(params[0], tuple):  # a message delivered or lost
             return f"{name}({message_label(params[0])})"
         kinds = _PARAM_KINDS.get(name, ())
@@ -190,18 +206,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
 
     def describe(self, s) -> dict:
         name = dir_name
-
-        def part_view(part):
-            if part is None:
-                return "NoPartition"
-            return {
-                "leader": part[LEADER],
-                "isr": list(part[ISR]),
-                "dirs": [name(d) for d in part[DIRS]],
-                "leaderEpoch": part[LEADER_EPOCH],
-                "partitionEpoch": part[PARTITION_EPOCH],
-            }
-
+        controller = self.describe_controller(self.controller_image(s))
         return {
             "brokerStatus": [STATUS_NAMES[x] for x in s[STATUS]],
             "incarnation": list(s[INCARNATION]),
@@ -210,18 +215,49 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             "logs": [[list(slot) for slot in per] for per in s[LOGS]],
             "future": [list(f) for f in s[FUTURE]],
             "queued": [[name(d) for d in q] for q in s[QUEUED]],
-            "brokerEpoch": list(s[BROKER_EPOCH]),
-            "fenced": list(s[FENCED]),
-            "onlineDirs": [[name(d) for d in dirs] for dirs in s[ONLINE_DIRS]],
-            "partition": [part_view(part) for part in s[PARTITION]],
+            "brokerEpoch": controller["brokerEpoch"],
+            "fenced": controller["fenced"],
+            "onlineDirs": controller["onlineDirs"],
+            "partition": controller["partition"],
             "network": [message_label(m) for m in s[NETWORK]],
             "nextUuid": name(s[NEXT_UUID]),
             "dirFailures": s[DIR_FAILURES],
             "lostMessages": s[LOST_MESSAGES],
             "movesStarted": s[MOVES_STARTED],
             "knownEpoch": list(s[KNOWN_EPOCH]),
-            "registeredIncarnation": list(s[REGISTERED_INCARNATION]),
-            "metadataVersion": METADATA_VERSION_NAMES[s[METADATA_VERSION]],
+            "registeredIncarnation": controller["registeredIncarnation"],
+            "metadataVersion": controller["metadataVersion"],
+            "committedImage": self.describe_controller(s[COMMITTED_IMAGE]) if s[COMMITTED_IMAGE] else {},
+            "uncommitted": [
+                {"records": [record_label(r) for r in records], "response": message_label(response) if response else ""}
+                for records, response in s[UNCOMMITTED]
+            ],
+            "failoversDone": s[FAILOVERS_DONE],
+        }
+
+    @staticmethod
+    def describe_controller(image) -> dict:
+        """The controller's variables (in-memory, or a committed image) as traces show them."""
+        broker_epoch, fenced, online_dirs, partitions, registered_incarnation, metadata_version = image
+
+        def part_view(part):
+            if part is None:
+                return "NoPartition"
+            return {
+                "leader": part[LEADER],
+                "isr": list(part[ISR]),
+                "dirs": [dir_name(d) for d in part[DIRS]],
+                "leaderEpoch": part[LEADER_EPOCH],
+                "partitionEpoch": part[PARTITION_EPOCH],
+            }
+
+        return {
+            "brokerEpoch": list(broker_epoch),
+            "fenced": list(fenced),
+            "onlineDirs": [[dir_name(d) for d in dirs] for dirs in online_dirs],
+            "partition": [part_view(part) for part in partitions],
+            "registeredIncarnation": list(registered_incarnation),
+            "metadataVersion": METADATA_VERSION_NAMES[metadata_version],
         }
 
 

@@ -36,4 +36,7 @@ MUTANTS = {
     "record's default flags, so a running, unfenced broker comes out fenced (KAFKA-16757)",
     "jbod_below_3_7_iv2": "a broker with several log directories starts below metadata version 3.7-IV2, "
     "where the controller ignores its directory failures (KAFKA-16606)",
+    "replay_ignores_log_dirs": "replaying a BrokerRegistrationChangeRecord ignores its logDirs, so a directory "
+    "failure the active controller handled is not in what the metadata log rebuilds (KAFKA-15364); "
+    "seen with failovers",
 }

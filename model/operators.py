@@ -4,7 +4,7 @@ who may lead, and how a state is rebuilt with some variables changed."""
 from __future__ import annotations
 
 from .state import (
-    BROKER_EPOCH, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
+    BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
     KNOWN_EPOCH, LOGS, METADATA_VERSION, MV_3_7_IV2, NETWORK, NONE, OFF, ONLINE_DIRS, QUEUED,
     REGISTERED_INCARNATION, RUNNING, STATUS, VARIABLE_INDEX, except_at,
 )
@@ -37,6 +37,13 @@ class Operators:
     def replica_dir(self, part, p, b):
         """The directory metadata assigns to broker b's replica of partition p."""
         return part[DIRS][self.replicas[p].index(b)]
+
+    def published(self, s):
+        """The state with the metadata brokers read: the committed image when the metadata log is
+        modeled (brokers replay committed records only), else the controller's own state."""
+        if not s[COMMITTED_IMAGE]:
+            return s
+        return self.with_controller_image(s, s[COMMITTED_IMAGE])
 
     def registered(self, s, b) -> bool:
         return s[BROKER_EPOCH][b] > 0

@@ -5,6 +5,7 @@ kind (ReplicationControlManager.replay, ClusterControlManager.replay)."""
 from __future__ import annotations
 
 from .state import (
+    METADATA_VERSION_NAMES, dir_name, CONTROLLER_VARIABLES, FEATURE_LEVEL, NETWORK, UNCOMMITTED, bag_add,
     BROKER_EPOCH, DIRS, FENCED, ISR, LEADER, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
     ONLINE_DIRS, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, PARTITION_RECORD,
     REGISTERED_INCARNATION, REGISTER_BROKER, except_at,
@@ -54,8 +55,11 @@ class Records:
             target_dirs if target_dirs != dirs else None,
         )
 
-    def replay(self, s, records):
-        """Apply records in order, one replay rule per record kind, as Kafka's replay() does."""
+    def replay(self, s, records, rebuilding=False):
+        """Apply records in order, one replay rule per record kind, as Kafka's replay() does.
+        ``rebuilding``: replayed from the metadata log (a standby controller, or one taking over),
+        where the mutant replay_ignores_log_dirs puts KAFKA-15364 back; the active controller's
+        own handlers apply their changes as they meant them."""
         for record in records:
             if record[0] == PARTITION_CHANGE:
                 s = self._with(s, partition=except_at(s[PARTITION], record[1], self.merged(s[PARTITION][record[1]], record)))
@@ -74,15 +78,59 @@ class Records:
                     fenced=except_at(s[FENCED], b, fenced),
                     onlineDirs=except_at(s[ONLINE_DIRS], b, tuple(sorted(set(log_dirs)))),
                 )
+            elif record[0] == FEATURE_LEVEL:
+                # FeatureControlManager.replay(FeatureLevelRecord)
+                s = self._with(s, metadataVersion=record[1])
             else:
                 _, b, fenced, log_dirs = record
                 if fenced is not None:
                     s = self._with(s, fenced=except_at(s[FENCED], b, fenced))
                 # ClusterControlManager.replay(BrokerRegistrationChangeRecord): an empty logDirs
                 # means "no change", not "no directory online".
-                if log_dirs:
+                if log_dirs and not (rebuilding and self.mutant == "replay_ignores_log_dirs"):
                     s = self._with(s, onlineDirs=except_at(s[ONLINE_DIRS], b, log_dirs))
         return s
+
+    @property
+    def metadata_log(self) -> bool:
+        """Is the metadata log modeled (its committed image, its uncommitted batches)?"""
+        return self.settings.failovers > 0
+
+    def write(self, s, records, response=()):
+        """QuorumController's write path for a handler's result: its records (those that change
+        something) replayed into the controller's in-memory state, and its answer sent once they
+        are committed.  Without a modeled log both happen at once.  With one, the batch waits
+        among the uncommitted ones, an answer with it even when there are no records (a result
+        read from uncommitted state is answered once what it read is committed); None, the
+        handler waiting, while ``max_uncommitted`` batches are."""
+        records = tuple(r for r in records if r is not None)
+        if not self.metadata_log:
+            n = self.replay(s, records)
+            return self._with(n, network=bag_add(n[NETWORK], response)) if response else n
+        if not records and not response:
+            return s
+        if len(s[UNCOMMITTED]) >= self.settings.max_uncommitted:
+            return None
+        n = self.replay(s, records)
+        return self._with(n, uncommitted=s[UNCOMMITTED] + ((records, response),))
+
+    @staticmethod
+    def controller_image(s) -> tuple:
+        """The controller's in-memory state, as a committed image holds it."""
+        return tuple(s[i] for i in CONTROLLER_VARIABLES)
+
+    @staticmethod
+    def with_controller_image(s, image) -> tuple:
+        """``s`` with the controller's variables taken from ``image``."""
+        n = list(s)
+        for i, value in zip(CONTROLLER_VARIABLES, image):
+            n[i] = value
+        return tuple(n)
+
+    def rebuilt_image(self, s, image, records) -> tuple:
+        """What replaying ``records`` from the metadata log onto ``image`` gives (``s`` lends the
+        other variables, which replay does not touch)."""
+        return self.controller_image(self.replay(self.with_controller_image(s, image), records, rebuilding=True))
 
     @staticmethod
     def merged(part, record):
@@ -101,3 +149,28 @@ class Records:
         """The partition after a PartitionChangeRecord computed from ``s`` and replayed onto it."""
         record = self.partition_change_record(s, p, remove=remove, new_dirs=new_dirs, keep_in_isr=keep_in_isr)
         return s[PARTITION][p] if record is None else self.merged(s[PARTITION][p], record)
+
+
+def record_label(record: tuple) -> str:
+    """A metadata record as a trace shows it: ``PartitionChange(p0, leader 1, isr [1])``."""
+    kind = record[0]
+    if kind == PARTITION_CHANGE:
+        _, p, leader, isr, dirs = record
+        said = [] if leader == NO_LEADER_CHANGE else [f"leader {leader}"]
+        said += [] if isr is None else [f"isr {list(isr)}"]
+        said += [] if dirs is None else [f"dirs {[dir_name(d) for d in dirs]}"]
+        return f"PartitionChange(p{p}{', ' if said else ''}{', '.join(said)})"
+    if kind == PARTITION_RECORD:
+        _, p, leader, isr, dirs = record
+        return f"Partition(p{p}, leader {leader}, isr {list(isr)}, dirs {[dir_name(d) for d in dirs]})"
+    if kind == REGISTER_BROKER:
+        _, b, incarnation_id, epoch, fenced, log_dirs = record
+        return (f"RegisterBroker(b{b}, incarnation {incarnation_id}, epoch {epoch}, "
+                f"{'fenced' if fenced else 'unfenced'}, logDirs {[dir_name(d) for d in log_dirs]})")
+    if kind == FEATURE_LEVEL:
+        return f"FeatureLevel(metadata.version {METADATA_VERSION_NAMES[record[1]]})"
+    _, b, fenced, log_dirs = record
+    said = [] if fenced is None else ["fenced" if fenced else "unfenced"]
+    said += [f"logDirs {[dir_name(d) for d in log_dirs]}"] if log_dirs else []
+    return f"BrokerRegistrationChange(b{b}{', ' if said else ''}{', '.join(said)})"
+

@@ -32,6 +32,10 @@ VARIABLES = (
     "knownEpoch",  # broker -> the broker epoch its registration response gave it (0: none yet)
     "registeredIncarnation",  # controller: broker -> incarnation ID of its registration (0: none)
     "metadataVersion",  # controller: 0 below 3.7-IV2 (no directory assignment), 1 at or above
+    # The metadata log, when failovers are modeled (else (), () and 0 throughout):
+    "committedImage",  # the controller variables as the committed records leave them
+    "uncommitted",  # batches appended and not yet committed: ((records, response or ()), ...)
+    "failoversDone",  # controller failovers so far
 )
 (
     STATUS,
@@ -53,7 +57,12 @@ VARIABLES = (
     KNOWN_EPOCH,
     REGISTERED_INCARNATION,
     METADATA_VERSION,
+    COMMITTED_IMAGE,
+    UNCOMMITTED,
+    FAILOVERS_DONE,
 ) = range(len(VARIABLES))
+#: The controller's in-memory state, in the order of a committed image.
+CONTROLLER_VARIABLES = (BROKER_EPOCH, FENCED, ONLINE_DIRS, PARTITION, REGISTERED_INCARNATION, METADATA_VERSION)
 
 # metadata.version: below IBP_3_7_IV2 brokers register no directories and nothing is assigned
 # (MetadataVersion.isDirectoryAssignmentSupported); at or above it KIP-858 is in force.
@@ -84,6 +93,7 @@ PARTITION_CHANGE = "PartitionChange"  # <<kind, p, leader or NO_LEADER_CHANGE, i
 REGISTRATION_CHANGE = "BrokerRegistrationChange"  # <<kind, b, fenced (True, False or None), logDirs or None>>
 REGISTER_BROKER = "RegisterBroker"  # <<kind, b, incarnation ID, broker epoch, fenced, logDirs>>
 PARTITION_RECORD = "Partition"  # <<kind, p, leader, isr, dirs>>: a new partition, both epochs 0
+FEATURE_LEVEL = "FeatureLevel"  # <<kind, metadata version>>
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves it alone (Kafka's -2)
 
 # Messages: a tuple whose first item is its kind, then the sender broker and its broker epoch
@@ -134,6 +144,8 @@ ACTIONS = (
     "AdminElectsDesignatedLeader",
     "AdminUpgradesMetadataVersion",
     "NetworkLosesMessage",
+    "ControllerCommits",
+    "ControllerFailsOver",
 )
 
 

@@ -28,6 +28,8 @@ CONSTANTS
     Semantics,                \* "code": Kafka's controller code; "kip": KIP-858's text (spec/README.md)
     InitialMetadataVersion,   \* "3.6-IV2" (no directory assignment) or "3.7-IV2"
     MetadataUpgradeEnabled,   \* an operator may upgrade the metadata version to 3.7-IV2
+    Failovers,                \* controller failovers in the whole run; 0: the metadata log is not modeled
+    MaxUncommitted,           \* batches of records appended and not yet committed at once
     Mutant,                   \* "none", or the name of a bug put back (see spec/README.md)
     NoPartition               \* model value: a partition not yet created
 
@@ -76,14 +78,21 @@ VARIABLES
     movesStarted,  \* replica moves started so far
     knownEpoch,    \* broker -> the broker epoch its registration response gave it (0: none yet)
     registeredIncarnation, \* controller: broker -> incarnation ID of its registration (0: none)
-    metadataVersion \* controller: "3.6-IV2" or "3.7-IV2"
+    metadataVersion, \* controller: "3.6-IV2" or "3.7-IV2"
+    \* The metadata log, when failovers are modeled (else <<>>, <<>> and 0 throughout):
+    committedImage, \* the controller variables as the committed records leave them
+    uncommitted,    \* batches appended and not yet committed: <<[records, response], ...>>
+    failoversDone   \* controller failovers so far
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
           nextUuid, dirFailures, lostMessages, movesStarted,
-          knownEpoch, registeredIncarnation, metadataVersion>>
+          knownEpoch, registeredIncarnation, metadataVersion,
+          committedImage, uncommitted, failoversDone>>
 brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch>>
-controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion>>
+logVars == <<committedImage, uncommitted, failoversDone>>
+\* The controller's state: in memory, and (with failovers) its metadata log.
+controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, logVars>>
 counters == <<nextUuid, dirFailures, lostMessages, movesStarted>>
 
 -----------------------------------------------------------------------------
@@ -169,6 +178,76 @@ Merge(part, rec) ==
 ChangePartition(part, p, remove, newDirs, keepInIsr, ep, fen, od) ==
     Merge(part, ChangeRecord(part, p, remove, NONE, newDirs, keepInIsr, ep, fen, od))
 
+-----------------------------------------------------------------------------
+(* The metadata log, as records.  With failovers (LogOn) a handler's records wait uncommitted,  *)
+(* its answer with them, until the quorum commits them; brokers read the committed image.       *)
+(* Without, both happen at once, and the controller's state is what brokers read.               *)
+
+LogOn == Failovers > 0
+CurrentImage == [brokerEpoch |-> brokerEpoch, fenced |-> fenced, onlineDirs |-> onlineDirs,
+                 partition |-> partition, registeredIncarnation |-> registeredIncarnation,
+                 metadataVersion |-> metadataVersion]
+\* The metadata brokers read: brokers replay committed records only.
+Published == IF LogOn THEN committedImage ELSE CurrentImage
+
+\* The records as the log holds them: what a record leaves alone is stored empty.
+NoChange(rec) == rec.leader = NoLeaderChange /\ ~rec.setIsr /\ ~rec.setDirs
+PartitionChangeRec(p, rec) ==
+    [kind |-> "PartitionChange", partition |-> p, leader |-> rec.leader,
+     setIsr |-> rec.setIsr, isr |-> IF rec.setIsr THEN rec.isr ELSE {},
+     setDirs |-> rec.setDirs, dirs |-> IF rec.setDirs THEN rec.dirs ELSE <<>>]
+\* fenced: TRUE, FALSE, or left alone (setFenced FALSE); logDirs: {} leaves them alone
+RegistrationChangeRec(b, setFenced, fen, logDirs) ==
+    [kind |-> "BrokerRegistrationChange", broker |-> b, setFenced |-> setFenced, fenced |-> fen, logDirs |-> logDirs]
+RegisterBrokerRec(b, inc, epoch, fen, logDirs) ==
+    [kind |-> "RegisterBroker", broker |-> b, incarnation |-> inc, epoch |-> epoch, fenced |-> fen, logDirs |-> logDirs]
+PartitionRec(p, leader, isr, dirs) == [kind |-> "Partition", partition |-> p, leader |-> leader, isr |-> isr, dirs |-> dirs]
+FeatureLevelRec(version) == [kind |-> "FeatureLevel", version |-> version]
+\* The PartitionChangeRecords of a sequence that change something (those are written).
+Written(recs) == SelectSeq(recs, LAMBDA r : r.kind # "PartitionChange" \/ ~NoChange(r))
+\* A PartitionChangeRecord that changes nothing (never written: Written drops it).
+NoChangeRec(p) == PartitionChangeRec(p, [leader |-> NoLeaderChange, setIsr |-> FALSE, isr |-> {},
+                                         setDirs |-> FALSE, dirs |-> <<>>])
+RECURSIVE Concat(_)
+Concat(seqs) == IF seqs = <<>> THEN <<>> ELSE Head(seqs) \o Concat(Tail(seqs))
+
+\* Replay, one rule per record kind, as standbys and a controller taking over apply the log
+\* (the active controller's handlers apply their changes as they meant them).
+ReplayRecord(img, r) ==
+    CASE r.kind = "PartitionChange" ->
+            [img EXCEPT !.partition[r.partition] = Merge(@, r)]
+      [] r.kind = "Partition" ->
+            [img EXCEPT !.partition[r.partition] =
+                [leader |-> r.leader, isr |-> r.isr, dirs |-> r.dirs, leaderEpoch |-> 0, partitionEpoch |-> 0]]
+      [] r.kind = "RegisterBroker" ->
+            [img EXCEPT !.brokerEpoch[r.broker] = r.epoch, !.registeredIncarnation[r.broker] = r.incarnation,
+                        !.fenced[r.broker] = r.fenced, !.onlineDirs[r.broker] = r.logDirs]
+      [] r.kind = "FeatureLevel" ->
+            [img EXCEPT !.metadataVersion = r.version]
+      [] OTHER ->    \* BrokerRegistrationChange: an empty logDirs means "no change"
+            [img EXCEPT !.fenced[r.broker] = IF r.setFenced THEN r.fenced ELSE @,
+                        !.onlineDirs[r.broker] = IF r.logDirs # {} /\ Mutant # "replay_ignores_log_dirs"
+                                                 THEN r.logDirs ELSE @]
+RECURSIVE Replay(_, _)
+Replay(img, recs) == IF recs = <<>> THEN img ELSE Replay(ReplayRecord(img, Head(recs)), Tail(recs))
+BatchRecords(batches) == Concat([k \in DOMAIN batches |-> batches[k].records])
+
+NoResponse == [kind |-> "NoResponse"]
+Send(net, r) == IF r.kind = "NoResponse" THEN net ELSE BagAdd(net, r)
+\* QuorumController's write path for a handler's result: the records (the action sets the
+\* controller's variables to their effect) and the answer.  With the log, the batch waits among
+\* the uncommitted ones, an answer with it even without records; the handler waits while
+\* MaxUncommitted batches do.
+LogWrite(net, recs, r) ==
+    IF ~LogOn
+    THEN network' = Send(net, r) /\ UNCHANGED logVars
+    ELSE /\ network' = net
+         /\ IF recs = <<>> /\ r.kind = "NoResponse"
+            THEN UNCHANGED logVars
+            ELSE /\ Len(uncommitted) < MaxUncommitted
+                 /\ uncommitted' = Append(uncommitted, [records |-> recs, response |-> r])
+                 /\ UNCHANGED <<committedImage, failoversDone>>
+
 Room == BagCardinality(network) < MaxMessages
 RegistrationInFlight(b) ==
     \E m \in BagToSet(network) :
@@ -210,6 +289,10 @@ Init ==
     /\ knownEpoch = [b \in Brokers |-> 0]
     /\ registeredIncarnation = [b \in Brokers |-> 0]
     /\ metadataVersion = InitialMetadataVersion
+    \* the log starts empty: the committed image is the initial controller state
+    /\ committedImage = IF LogOn THEN CurrentImage ELSE <<>>
+    /\ uncommitted = <<>>
+    /\ failoversDone = 0
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -267,10 +350,10 @@ BrokerSendsRegistration(b) ==
 BrokerRefreshesRegistration(b) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ ~Legacy(b)
-    /\ AssignmentSupported
+    /\ Published.metadataVersion = "3.7-IV2"
     /\ Room
-    /\ Registered(b)
-    /\ onlineDirs[b] = {}
+    /\ Published.brokerEpoch[b] > 0
+    /\ Published.onlineDirs[b] = {}
     /\ ~RegistrationInFlight(b)
     /\ network' = BagAdd(network, RegistrationRequest(b))
     /\ UNCHANGED <<brokerVars, controllerVars, counters>>
@@ -347,16 +430,17 @@ BrokerReceivesHeartbeatResponse(m) ==
 
 \* What a broker does on seeing partition p's latest metadata (KIP-858 "Replica management").
 ConsumeOutcome(b, p) ==
-    LET md == partition[p].dirs[b]
+    LET md == Published.partition[p].dirs[b]
         main == MainSlots(b, p)
         mainOnline == {i \in main : SlotOnline(b, i)}
         named == {i \in Slots : dirIds[b][i] = md}
         fut == future[b][p]
         Nothing == [what |-> "nothing", slot |-> NONE]
         \* Below 3.7-IV2 nothing is assigned: the broker places replicas and tells nobody.
-        CreateQueue == [what |-> IF AssignmentSupported THEN "create+queue" ELSE "create",
+        tells == Published.metadataVersion = "3.7-IV2"
+        CreateQueue == [what |-> IF tells THEN "create+queue" ELSE "create",
                         slot |-> LeastLoadedOnlineSlot(b)]
-        Queue(i) == IF AssignmentSupported THEN [what |-> "queue", slot |-> i] ELSE Nothing
+        Queue(i) == IF tells THEN [what |-> "queue", slot |-> i] ELSE Nothing
     IN IF md \in {UNASSIGNED, MIGRATING}
        THEN IF mainOnline # {} THEN Queue(Min(mainOnline))
             ELSE IF main # {} THEN Nothing        \* the only copy is on a failed disk
@@ -383,7 +467,7 @@ PromotedLogs(b, p) ==
 
 BrokerConsumesMetadata(b, p) ==
     /\ brokerStatus[b] = "RUNNING"
-    /\ partition[p] # NoPartition
+    /\ Published.partition[p] # NoPartition
     /\ b \in ReplicaSet(p)
     /\ queued[b][p] = NONE
     /\ LET o == ConsumeOutcome(b, p) IN
@@ -404,7 +488,7 @@ BrokerSendsAssignment(b, p) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ queued[b][p] # NONE
     /\ Room
-    /\ AssignmentSupported
+    /\ Published.metadataVersion = "3.7-IV2"
     /\ ~InFlightFor({"Assign", "AssignResponse"}, b, knownEpoch[b], p)
     /\ network' = BagAdd(network, [kind |-> "Assign", broker |-> b, epoch |-> knownEpoch[b],
                                    partition |-> p, dir |-> queued[b][p]])
@@ -497,16 +581,16 @@ RecordDirs(dirs) == IF AssignmentSupported THEN Range(dirs) ELSE {}
 Register(m, sessionExpired) ==
     LET b == m.broker
         inc == m.incarnation
-        Answer(e) == BagAdd(BagRemove(network, m),
-                            [kind |-> "RegisterResponse", broker |-> b, incarnation |-> inc, epoch |-> e])
+        net == BagRemove(network, m)
+        Response(e) == [kind |-> "RegisterResponse", broker |-> b, incarnation |-> inc, epoch |-> e]
         same == Registered(b) /\ registeredIncarnation[b] = inc
         validSession == Registered(b) /\ ~fenced[b] /\ (Alive(b) \/ ~sessionExpired)
         epoch == IF same THEN brokerEpoch[b] + (IF Mutant = "reregistration_new_epoch" THEN 1 ELSE 0)
                  ELSE brokerEpoch[b] + 1
         fen == IF same THEN Mutant = "reregistration_fences" \/ fenced[b] ELSE TRUE
     IN IF (validSession /\ ~same) \/ (AssignmentSupported /\ ~RegistrationValid(b, m.dirs))
-       THEN network' = Answer(0) /\ UNCHANGED controllerVars
-       ELSE /\ network' = Answer(epoch)
+       THEN network' = BagAdd(net, Response(0)) /\ UNCHANGED controllerVars   \* an exception: at once
+       ELSE /\ LogWrite(net, <<RegisterBrokerRec(b, inc, epoch, fen, RecordDirs(m.dirs))>>, Response(epoch))
             /\ brokerEpoch' = [brokerEpoch EXCEPT ![b] = epoch]
             /\ registeredIncarnation' = [registeredIncarnation EXCEPT ![b] = inc]
             /\ fenced' = [fenced EXCEPT ![b] = fen]
@@ -543,7 +627,7 @@ ControllerHandlesRegistration(m) ==
                      IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
                      THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
                      ELSE partition[p]]
-               /\ UNCHANGED metadataVersion
+               /\ UNCHANGED <<metadataVersion, logVars>>
        /\ UNCHANGED <<brokerVars, counters>>
 
 \* registerBroker for a new incarnation once the registered incarnation is gone and its session
@@ -634,6 +718,30 @@ ControllerHandlesHeartbeat(m) ==
             ELSE Elected(p)]
         \* BrokerRegistrationChangeRecord's replay takes an empty logDirs for "no change"
         codeOd == IF od[b] # {} THEN od ELSE onlineDirs
+        \* the same records, as the log holds them, in the order the code writes them
+        ImageRec(p, remove, add, keep) == PartitionChangeRec(p, Image(p, remove, add, keep))
+        electionRecs ==
+            IF Mutant = "unfence_without_election" THEN <<>>
+            ELSE [k \in 1 .. NumPartitions |-> LET p == k - 1 IN
+                     IF partition[p] # NoPartition /\ partition[p].leader = NoLeader
+                     THEN ImageRec(p, NONE, b, FALSE) ELSE NoChangeRec(p)]
+        unfenceRecs == IF unfenceC THEN <<RegistrationChangeRec(b, TRUE, FALSE, {})>> \o electionRecs ELSE <<>>
+        ForeignRecs(p) ==
+            [k \in 1 .. ReplicationFactor |-> LET r == Replicas(p)[k] IN
+                IF Mutant = "foreign_offline_dirs" /\ r # b /\ ~IsOnline(partition[p].dirs[r], od[b])
+                THEN PartitionChangeRec(p, ChangeRecord(partition[p], p, r, NONE, partition[p].dirs, FALSE,
+                                                        brokerEpoch, fenced, onlineDirs))
+                ELSE NoChangeRec(p)]
+        offlineRecs ==
+            IF newly = {} THEN <<>>
+            ELSE Concat([k \in 1 .. NumPartitions |-> LET p == k - 1 IN
+                     IF Affected(p)
+                     THEN ForeignRecs(p) \o <<ImageRec(p, b, NONE, Mutant = "keep_offline_replica_in_isr")>>
+                     ELSE <<>>])
+                 \o <<RegistrationChangeRec(b, FALSE, FALSE, od[b])>>
+        response == IF m.offline # {} /\ current
+                    THEN [kind |-> "HeartbeatResponse", broker |-> b, epoch |-> m.epoch, offline |-> m.offline]
+                    ELSE NoResponse
     IN /\ m.kind = "Heartbeat"
        /\ IF ~applyOffline
           THEN network' = net /\ UNCHANGED controllerVars     \* STALE_BROKER_EPOCH
@@ -641,13 +749,12 @@ ControllerHandlesHeartbeat(m) ==
                   THEN /\ onlineDirs' = codeOd
                        /\ fenced' = IF unfenceC THEN [fenced EXCEPT ![b] = FALSE] ELSE fenced
                        /\ partition' = codeParts
+                       /\ LogWrite(net, Written(unfenceRecs \o offlineRecs), response)
                   ELSE /\ onlineDirs' = od
                        /\ fenced' = fen
                        /\ partition' = parts2
-               /\ network' = IF m.offline # {} /\ current
-                             THEN BagAdd(net, [kind |-> "HeartbeatResponse", broker |-> b,
-                                               epoch |-> m.epoch, offline |-> m.offline])
-                             ELSE net
+                       /\ network' = Send(net, response)
+                       /\ UNCHANGED logVars
                /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion>>
        /\ UNCHANGED <<brokerVars, counters>>
 
@@ -664,7 +771,16 @@ ControllerTimesOutHeartbeat(m) ==
 \* handleBrokerFenced's records, for the partitions with the broker in the ISR, computed from
 \* the image, then the fencing.
 ControllerFencesExpiredBroker(b) ==
-    LET fen == [fenced EXCEPT ![b] = TRUE] IN
+    LET fen == [fenced EXCEPT ![b] = TRUE]
+        \* handleBrokerFenced's records, as the log holds them
+        fenceRecs ==
+            Written([k \in 1 .. NumPartitions |-> LET p == k - 1 IN
+                        IF Mutant # "fenced_leader_kept" /\ partition[p] # NoPartition /\ b \in partition[p].isr
+                        THEN PartitionChangeRec(p, ChangeRecord(partition[p], p, b, NONE, partition[p].dirs, FALSE,
+                                                                brokerEpoch, fenced, onlineDirs))
+                        ELSE NoChangeRec(p)])
+            \o <<RegistrationChangeRec(b, TRUE, TRUE, {})>>
+    IN
     /\ Registered(b)
     /\ ~fenced[b]
     /\ ~Alive(b)
@@ -679,7 +795,8 @@ ControllerFencesExpiredBroker(b) ==
                             IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
                             THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fen, onlineDirs)
                             ELSE partition[p]]
-    /\ UNCHANGED <<brokerVars, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, network, counters>>
+    /\ IF Semantics = "code" THEN LogWrite(network, fenceRecs, NoResponse) ELSE UNCHANGED <<network, logVars>>
+    /\ UNCHANGED <<brokerVars, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, counters>>
 
 \* AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and if it is
 \* not online for the broker (LOST, unknown) take the replica out as for a failed directory.
@@ -690,25 +807,30 @@ ControllerHandlesAssignment(m) ==
     LET b == m.broker
         p == m.partition
         net == BagRemove(network, m)
-        Answer(ok) == BagAdd(net, [kind |-> "AssignResponse", broker |-> b, epoch |-> m.epoch,
-                                   partition |-> p, dir |-> m.dir, ok |-> ok])
+        Response(ok) == [kind |-> "AssignResponse", broker |-> b, epoch |-> m.epoch,
+                         partition |-> p, dir |-> m.dir, ok |-> ok]
+        Answer(ok) == BagAdd(net, Response(ok))
     IN /\ m.kind = "Assign"
        /\ IF ~AssignmentSupported                 \* UnsupportedVersionException
           THEN network' = Answer(FALSE) /\ UNCHANGED controllerVars
           ELSE IF ~EpochIsCurrent(b, m.epoch) /\ ~(Mutant = "skip_epoch_check" /\ Registered(b))
           THEN network' = net /\ UNCHANGED controllerVars
           ELSE IF partition[p] = NoPartition \/ b \notin ReplicaSet(p)
-          THEN network' = Answer(FALSE) /\ UNCHANGED controllerVars
+          THEN /\ LogWrite(net, <<>>, Response(FALSE))     \* a per-partition error in the response
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion>>
           ELSE LET part == partition[p]
                    dirs == [part.dirs EXCEPT ![b] = m.dir]
                    online == ControllerThinksOnline(b, m.dir, onlineDirs)
                    remove == IF online THEN NONE ELSE b
-                   first == Merge(part, ChangeRecordJudging(part, p, NONE, NONE, dirs, part.dirs, FALSE,
-                                                            brokerEpoch, fenced, onlineDirs))
-                   codePart == IF online THEN first
-                               ELSE Merge(first, ChangeRecord(part, p, b, NONE, part.dirs, FALSE,
-                                                              brokerEpoch, fenced, onlineDirs))
-               IN /\ network' = Answer(TRUE)
+                   firstRec == ChangeRecordJudging(part, p, NONE, NONE, dirs, part.dirs, FALSE,
+                                                   brokerEpoch, fenced, onlineDirs)
+                   secondRec == ChangeRecord(part, p, b, NONE, part.dirs, FALSE, brokerEpoch, fenced, onlineDirs)
+                   first == Merge(part, firstRec)
+                   codePart == IF online THEN first ELSE Merge(first, secondRec)
+                   codeRecs == Written(<<PartitionChangeRec(p, firstRec)>>
+                                       \o (IF online THEN <<>> ELSE <<PartitionChangeRec(p, secondRec)>>))
+               IN /\ IF Semantics = "code" THEN LogWrite(net, codeRecs, Response(TRUE))
+                     ELSE network' = Answer(TRUE) /\ UNCHANGED logVars
                   /\ partition' = [partition EXCEPT ![p] =
                         IF Semantics = "code" THEN codePart
                         ELSE ChangePartition(part, p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
@@ -720,15 +842,16 @@ ControllerHandlesAssignment(m) ==
 ControllerHandlesAlterReplicaState(m) ==
     LET b == m.broker
         p == m.partition
+        net == BagRemove(network, m)
     IN /\ m.kind = "AlterReplicaState"
-       /\ network' = BagRemove(network, m)
        /\ IF (~EpochIsCurrent(b, m.epoch) /\ ~(Mutant = "skip_epoch_check" /\ Registered(b)))
              \/ partition[p] = NoPartition \/ b \notin ReplicaSet(p)
-          THEN UNCHANGED controllerVars
-          ELSE /\ partition' = [partition EXCEPT ![p] =
-                    ChangePartition(partition[p], p, b, [partition[p].dirs EXCEPT ![b] = LOST], FALSE,
-                                    brokerEpoch, fenced, onlineDirs)]
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
+          THEN network' = net /\ UNCHANGED controllerVars
+          ELSE LET rec == ChangeRecord(partition[p], p, b, NONE, [partition[p].dirs EXCEPT ![b] = LOST], FALSE,
+                                       brokerEpoch, fenced, onlineDirs)
+               IN /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
+                  /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>), NoResponse)
+                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
        /\ UNCHANGED <<brokerVars, counters>>
 
 \* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
@@ -743,7 +866,9 @@ ControllerCreatesPartition(p) ==
        /\ partition' = [partition EXCEPT ![p] =
              [leader |-> Replicas(p)[first], isr |-> isr, dirs |-> [r \in ReplicaSet(p) |-> DefaultDir(r)],
               leaderEpoch |-> 0, partitionEpoch |-> 0]]
-       /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, network, counters>>
+       /\ LogWrite(network, <<PartitionRec(p, Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])>>,
+                   NoResponse)
+       /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>>
 
 -----------------------------------------------------------------------------
 (* Admin and network *)
@@ -761,20 +886,56 @@ AdminElectsDesignatedLeader(p, b) ==
     /\ partition' = [partition EXCEPT ![p] =
           [leader |-> b, isr |-> {b}, dirs |-> partition[p].dirs,
            leaderEpoch |-> partition[p].leaderEpoch + 1, partitionEpoch |-> partition[p].partitionEpoch + 1]]
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, network, counters>>
+    \* the election's PartitionChangeRecord: the leader, and the ISR just the leader
+    /\ LogWrite(network, <<[kind |-> "PartitionChange", partition |-> p, leader |-> b,
+                             setIsr |-> partition[p].isr # {b}, isr |-> IF partition[p].isr # {b} THEN {b} ELSE {},
+                             setDirs |-> FALSE, dirs |-> <<>>]>>, NoResponse)
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>>
 
 \* kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord.
 AdminUpgradesMetadataVersion ==
     /\ MetadataUpgradeEnabled
     /\ metadataVersion = "3.6-IV2"
     /\ metadataVersion' = "3.7-IV2"
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, network, counters>>
+    /\ LogWrite(network, <<FeatureLevelRec("3.7-IV2")>>, NoResponse)
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, counters>>
 
 NetworkLosesMessage(m) ==
     /\ lostMessages < MaxLosses
     /\ network' = BagRemove(network, m)
     /\ lostMessages' = lostMessages + 1
     /\ UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted>>
+
+(* The metadata log (with failovers) *)
+
+\* The quorum commits the oldest uncommitted batch: the committed image replays it, and its
+\* answer goes out.
+ControllerCommits ==
+    /\ uncommitted # <<>>
+    /\ committedImage' = Replay(committedImage, Head(uncommitted).records)
+    /\ uncommitted' = Tail(uncommitted)
+    /\ network' = Send(network, Head(uncommitted).response)
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion,
+                   failoversDone, counters>>
+
+\* The active controller fails and another takes over.  Raft's new leader holds the committed
+\* records and may hold a prefix of the uncommitted batches, the first `kept`, which it commits;
+\* the rest are lost.  The new controller rebuilds its state by replaying the log; the old one's
+\* pending answers are lost.  Requests in flight reach the new controller (a broker answered
+\* NOT_CONTROLLER, or not at all, sends its request again).
+ControllerFailsOver(kept) ==
+    LET img == Replay(committedImage, BatchRecords(SubSeq(uncommitted, 1, kept))) IN
+    /\ failoversDone < Failovers
+    /\ brokerEpoch' = img.brokerEpoch
+    /\ fenced' = img.fenced
+    /\ onlineDirs' = img.onlineDirs
+    /\ partition' = img.partition
+    /\ registeredIncarnation' = img.registeredIncarnation
+    /\ metadataVersion' = img.metadataVersion
+    /\ committedImage' = img
+    /\ uncommitted' = <<>>
+    /\ failoversDone' = failoversDone + 1
+    /\ UNCHANGED <<brokerVars, network, counters>>
 
 Next ==
     \/ \E b \in Brokers :
@@ -805,11 +966,19 @@ Next ==
     \/ \E m \in BagToSet(network) : BrokerReceivesAssignmentResponse(m)
     \/ \E m \in BagToSet(network) : ControllerHandlesAlterReplicaState(m)
     \/ \E m \in BagToSet(network) : NetworkLosesMessage(m)
+    \/ ControllerCommits
+    \/ \E kept \in 0 .. Len(uncommitted) : ControllerFailsOver(kept)
 
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------
 (* Invariants *)
+
+\* The active controller's state is what replaying the metadata log gives: the committed image
+\* with the uncommitted batches replayed onto it (what a standby, or a controller taking over,
+\* rebuilds).
+ControllerStateIsReplayedLog ==
+    LogOn => CurrentImage = Replay(committedImage, BatchRecords(uncommitted))
 
 Created == {p \in Partitions : partition[p] # NoPartition}
 
@@ -907,13 +1076,17 @@ StaleEpochChangesNothing ==
             \/ ControllerHandlesAlterReplicaState(m))
         => UNCHANGED controllerVars /\ network' = BagRemove(network, m)
 
-\* Broker, leader and partition epochs never go back.
+\* Broker, leader and partition epochs never go back, in the metadata brokers read (a failover
+\* drops uncommitted changes, which nobody outside the controller has seen).
 EpochsNeverDecrease ==
-    /\ \A b \in Brokers : brokerEpoch'[b] >= brokerEpoch[b] /\ incarnation'[b] >= incarnation[b]
-    /\ \A p \in Created :
-        /\ partition'[p] # NoPartition
-        /\ partition'[p].leaderEpoch >= partition[p].leaderEpoch
-        /\ partition'[p].partitionEpoch >= partition[p].partitionEpoch
+    LET now == Published
+        next == Published'
+    IN
+    /\ \A b \in Brokers : next.brokerEpoch[b] >= now.brokerEpoch[b] /\ incarnation'[b] >= incarnation[b]
+    /\ \A p \in Partitions : now.partition[p] # NoPartition =>
+        /\ next.partition[p] # NoPartition
+        /\ next.partition[p].leaderEpoch >= now.partition[p].leaderEpoch
+        /\ next.partition[p].partitionEpoch >= now.partition[p].partitionEpoch
 
 \* A heartbeat changes leader/ISR only of partitions whose sender's replica is in a directory
 \* the heartbeat took offline, and only by removing the sender; or, when it unfences the
@@ -935,10 +1108,13 @@ UpdatesOnlyOfflinePartitions ==
 \* A broker that registered directories is never unfenced while metadata holds one of its
 \* replicas as UNASSIGNED (KIP-858).
 FencedUntilAssigned ==
+    LET now == Published
+        next == Published'
+    IN
     \A b \in Brokers :
-        (fenced[b] /\ ~fenced'[b] /\ onlineDirs'[b] # {}) =>
+        (now.fenced[b] /\ ~next.fenced[b] /\ next.onlineDirs[b] # {}) =>
             \A p \in Partitions :
-                (partition'[p] # NoPartition /\ b \in ReplicaSet(p)) => partition'[p].dirs[b] # UNASSIGNED
+                (next.partition[p] # NoPartition /\ b \in ReplicaSet(p)) => next.partition[p].dirs[b] # UNASSIGNED
 
 \* A designated election (KIP-1275) happens only for a leaderless partition and elects a
 \* replica in the replica set that is unfenced and on an online directory.

@@ -371,4 +371,5 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
         "heartbeat": ("violation", ["FencedUntilAssigned", "LeaderOnOnlineDir", "IsrOnOnlineDirs"]),
         "restart": ("violation", ["FencedBrokerLeadsNothing"]),
         "oldmetadata": ("violation", ["AcknowledgedFailureLeadsNothing"]),
+        "failoverjbod": ("violation", ["FencedUntilAssigned", "LeaderOnOnlineDir", "IsrOnOnlineDirs"]),
     }

@@ -75,6 +75,10 @@ def test_unknown_mutant_is_rejected_with_one_line():
         ({"brokers": 1}, "model setting 'replication_factor' must be between 1 and brokers (1), not 2"),
         ({"metadata_version": "3.8"}, "model setting 'metadata_version' must be one of 3.6-IV2, 3.7-IV2, not '3.8'"),
         ({"metadata_upgrade": "later"}, "model setting 'metadata_upgrade' must be true or false, not 'later'"),
+        ({"failovers": 1, "semantics": "kip"},
+         "model setting 'failovers' needs semantics = \"code\": under the KIP's reading the controller writes no records"),
+        ({"max_uncommitted": 0}, "model setting 'max_uncommitted' must be between 1 and 100, not 0"),
+        ({"failovers": -1}, "model setting 'failovers' must be between 0 and 100, not -1"),
     ],
 )
 def test_bad_values_are_rejected(settings, message):
@@ -90,11 +94,11 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 26
+    assert len(model.actions) == len(set(model.actions)) == 28
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
-        "ElectedWhenPossible", "FailedMoveReverted", "AcknowledgedFailureLeadsNothing",
+        "ElectedWhenPossible", "FailedMoveReverted", "AcknowledgedFailureLeadsNothing", "ControllerStateIsReplayedLog",
     }
     assert set(model.action_invariants) == {
         "StaleEpochChangesNothing", "EpochsNeverDecrease", "UpdatesOnlyOfflinePartitions", "FencedUntilAssigned",
@@ -122,10 +126,11 @@ def test_ci_config_all_invariants_hold_exact_count():
     assert (result.distinct_states, result.generated_states, result.depth) == (141597, 350343, 48)
     # Every action of the model is taken at these bounds but the lossy network's, the metadata
     # version upgrade with the re-registration it triggers, and the code's session-timeout and
-    # heartbeat-timeout paths (ci.toml follows the KIP's reading).
+    # heartbeat-timeout paths (ci.toml follows the KIP's reading), and the metadata log's commits
+    # and failovers (off without failovers).
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
-        "AdminUpgradesMetadataVersion", "NetworkLosesMessage"]
+        "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver"]
 
 
 #: config -> (distinct states, depth) of the correct model; recorded in spec/README.md.
@@ -141,12 +146,14 @@ COUNTS = {
     "lossy": (69457, 36),
     "upgrade": (58175, 38),
     "jbodupgrade": (580, 23),
+    "failover": (29680, 36),
 }
 
 
 def test_every_config_has_a_recorded_count():
-    # heartbeat, restart and oldmetadata hold findings: tests/test_kafka_findings.py asserts their figures
-    assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata"} == set(CONFIGS)
+    # heartbeat, restart and oldmetadata hold findings: tests/test_kafka_findings.py asserts their
+    # figures; failoverjbod shows findings 1 and 2 through the log: tests/test_kafka_failover.py
+    assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod"} == set(CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTS))
@@ -181,6 +188,7 @@ CAUGHT = {
     "reregistration_new_epoch": ("upgrade", "BrokerEpochOnlyForNewIncarnation", 8),
     "reregistration_fences": ("upgrade", "FencedBrokerLeadsNothing", 14),
     "jbod_below_3_7_iv2": ("jbodupgrade", "AcknowledgedFailureLeadsNothing", 13),
+    "replay_ignores_log_dirs": ("failoverjbod", "ControllerStateIsReplayedLog", 9),
 }
 
 
