@@ -38,6 +38,10 @@ class Model(Protocol):
 #                                    partition, so that most steps stay within their partition
 #                                    (ignored with symmetry reduction)
 #   mutants -> dict[str, str]        name -> one-line description of each known-bug switch
+#   sequence(steps) -> dict          a trace as a message sequence chart (kraftcheck.traces.sequence):
+#                                    ``steps`` the (action name, described variables) of every state;
+#                                    lanes, messages (sender and receiver lane, sent and delivered
+#                                    step, lost) and notes (step, lane, text)
 #   action_invariants -> dict[str, Callable[[state, action, next_state], bool]]
 #                                    step properties ([][P]_vars), checked on every transition
 #   picture(vars, previous) -> str   how traces draw a state: ``vars`` and ``previous`` (the step

@@ -21,6 +21,7 @@ from .network import DELIVERY_ACTION, NetworkActions, message_label
 from .operators import Operators
 from .picture import picture
 from .records import Records, record_label
+from .sequence import sequence
 from .state import (
     ACTIONS, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
     FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
@@ -66,8 +67,10 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             "AcknowledgedFailureLeadsNothing": self.AcknowledgedFailureLeadsNothing,
             "ControllerStateIsReplayedLog": self.ControllerStateIsReplayedLog,
         }
-        # The traces' picture of a state (model/picture.py), drawn from ``describe``'s output.
+        # The traces' picture of a state (model/picture.py) and their message sequence chart
+        # (model/sequence.py), drawn from ``describe``'s output.
         self.picture = picture
+        self.sequence = sequence
         self.action_invariants = {
             "StaleEpochChangesNothing": self.StaleEpochChangesNothing,
             "EpochsNeverDecrease": self.EpochsNeverDecrease,

@@ -174,9 +174,11 @@ def test_the_page_holds_no_raw_control_characters(capsys, kafka_document, tmp_pa
     trace = written(tmp_path / "t.itf.json", hostile_kafka(kafka_document))
     out = tmp_path / "t.html"
     code, _, err = run(capsys, "trace", "html", trace, "-o", out)
-    assert (code, err) == (0, "")
+    # the messages name no broker: no sequence chart, said in one line that quotes them escaped
+    assert (code, err) == (0, f"kraftcheck: note: no sequence chart in the page: the model's sequence chart does not "
+                              f"take {trace}: '\\x1b[31mred\\x00 \\u202eright-to-left' names no broker of this run\n")
     page = out.read_text()
-    assert not UNSAFE.search(page)
+    assert not UNSAFE.search(page) and "sequence-chart" not in page
     assert f'data-action="{SHOWN_LABEL}"' in page and "\\x1b[31mred\\x00 \\u202eright-to-left" in page
 
 
@@ -235,7 +237,8 @@ def test_render_and_html_of_a_large_trace(capsys, tmp_path, monkeypatch, kafka_d
 def test_html_without_pictures_on_request(capsys, tmp_path, kafka_document, planted):
     trace = written(tmp_path / "t.itf.json", kafka_document)
     code, _, err = run(capsys, "trace", "html", trace, "-o", tmp_path / "with.html")
-    assert (code, err) == (0, "") and (tmp_path / "with.html").read_text().count("<svg") == 11
+    # a picture per state (11) and the sequence chart
+    assert (code, err) == (0, "") and (tmp_path / "with.html").read_text().count("<svg") == 11 + 1
     code, _, err = run(capsys, "trace", "html", trace, "-o", tmp_path / "without.html", "--no-picture")
     assert (code, err) == (0, "") and "<svg" not in (tmp_path / "without.html").read_text()
     # no picture, no model: a trace naming one kraftcheck does not ship needs no note
@@ -328,7 +331,9 @@ def test_a_malformed_kafka_value_is_drawn_as_a_table(capsys, tmp_path, kafka_doc
     texts = ["".join(t.itertext()) for t in ET.parse(tmp_path / "t.svg").getroot().iter(f"{SVG}text")]
     assert "brokerStatus" in texts and "broker 0" not in texts  # tables, not the Kafka picture
     code, out, err = run(capsys, "trace", "html", path, "-o", tmp_path / "t.html")
-    assert (code, err) == (0, note) and "<svg" not in (tmp_path / "t.html").read_text()
+    no_chart = (f"kraftcheck: note: no sequence chart in the page: the model's sequence chart does not take {path}: "
+                "state 3 is no state of the Kafka model\n")
+    assert (code, err) == (0, note + no_chart) and "<svg" not in (tmp_path / "t.html").read_text()
     # replay never hands trace values to the model: the state simply does not match
     code, out, err = run(capsys, "trace", "replay", path)
     assert (code, err) == (1, "")

@@ -195,3 +195,22 @@ def test_the_policy_stops_a_script_that_got_in(open_page, diehard_page, tmp_path
     assert page.title() == "tests.models:diehard: NotFourGallons"
     assert visible_step(page)["position"] == "step 0 of 6"  # the page's own script still runs
     assert events == []
+
+
+def test_the_sequence_chart_unfolds_above_the_steps(open_page, capsys, tmp_path):
+    """A Kafka page: the chart is folded at first, one click shows it, and the steps still step."""
+    open_, events = open_page
+    out = tmp_path / "finding.html"
+    finding = Path(__file__).resolve().parent.parent / "spec" / "findings" / "heartbeat_LeaderOnOnlineDir.itf.json"
+    code, _, err = run(capsys, "trace", "html", finding, "-o", out)
+    assert (code, err) == (0, "")
+    page = open_(out)
+    chart = "#sequence-chart svg"
+    assert not page.is_visible(chart) and not page.evaluate("document.getElementById('sequence-chart').open")
+    page.click("#sequence-chart summary")
+    assert page.is_visible(chart) and page.evaluate("document.getElementById('sequence-chart').open")
+    assert page.evaluate(f"document.querySelector('{chart}').getBoundingClientRect().height") > 200
+    assert page.evaluate(f"Array.from(document.querySelectorAll('{chart} text')).some(t => t.textContent === 'controller')")
+    page.keyboard.press("End")
+    assert visible_step(page)["verdict"] == "state 15 violates the invariant LeaderOnOnlineDir"
+    assert events == []

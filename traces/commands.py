@@ -47,6 +47,9 @@ def register(commands) -> None:
     render = actions.add_parser("render", help="draw the trace with graphviz (.svg, .png or .dot)")
     render.add_argument("trace", metavar="TRACE")
     render.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.svg, OUT.png or OUT.dot")
+    render.add_argument("--style", choices=("state", "sequence"), default="state",
+                        help="state: a box per step with the state drawn (the default); sequence: a message "
+                             "sequence chart, a lane per participant (needs the model's sequence chart)")
     model_options(render)
     render.set_defaults(run=_guarded(run_render))
 
@@ -164,6 +167,19 @@ def picture_model(trace, model_ref: str | None, overrides: list[str]):
         return None
 
 
+def chart_model(trace, model_ref: str | None, overrides: list[str]):
+    """The model that draws the trace's sequence chart, or None (then no chart can be drawn).
+    A trace naming a model kraftcheck does not ship needs ``--model``: bad input without it."""
+    from .replay import UntrustedModel, model_for
+
+    if model_ref is None and not trace.written_by_kraftcheck:
+        return None
+    try:
+        return model_for(trace, model_ref, overrides)[1]
+    except UntrustedModel as e:
+        raise ConfigError(f"a sequence chart needs the trace's model: {e}") from None
+
+
 def run_render(args) -> int:
     from .render import output_format, render_trace
     from .trace import load_trace
@@ -171,8 +187,13 @@ def run_render(args) -> int:
     lenient_stdout()
     fmt = output_format(args.output)
     trace = load_trace(args.trace)
-    model = picture_model(trace, args.model, args.overrides)
-    path = model_code(render_trace, trace, args.output, fmt, model=model)
+    if args.style == "sequence":
+        from .sequence import render_sequence
+
+        path = model_code(render_sequence, trace, args.output, fmt, model=chart_model(trace, args.model, args.overrides))
+    else:
+        model = picture_model(trace, args.model, args.overrides)
+        path = model_code(render_trace, trace, args.output, fmt, model=model)
     print(f"wrote {path}")
     return 0
 

@@ -70,6 +70,8 @@ table.vars tr.changed th { font-weight: 700; }
            border-radius: 4px; }
 .loop { margin: 10px 0 0; font-weight: 700; }
 details { margin-top: 8px; } summary { cursor: pointer; color: var(--muted); }
+details.sequence { margin: 12px 20px 0; padding: 8px 16px; background: white; border: 1px solid var(--line);
+                   border-radius: 6px; }
 """
 
 SCRIPT = """
@@ -222,6 +224,7 @@ def page(trace: Trace, model: Any = None, picture: bool = True) -> str:
             note(f"no pictures in the page: {trace.path} is {megabytes(size)}, more than html draws "
                  f"({megabytes(render.PICTURE_MAX_BYTES)}); the tables show every state")
     sections = "".join(_section(trace, s, svgs[s.index] if svgs else None) for s in trace.steps)
+    chart = _sequence_chart(trace, model) if picture and size_ok(trace) else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
@@ -231,9 +234,32 @@ def page(trace: Trace, model: Any = None, picture: bool = True) -> str:
         '<nav hidden><button type="button" id="previous" title="previous step (←)">◀ back</button>'
         '<span id="position"></span><button type="button" id="next" title="next step (→)">next ▶</button>'
         '<span id="current-action"></span></nav>'
-        f'<main><ol class="timeline">{timeline}</ol><div class="steps">{sections}</div></main>'
+        f'{chart}<main><ol class="timeline">{timeline}</ol><div class="steps">{sections}</div></main>'
         f"<script>{SCRIPT}</script></body></html>\n"
     )
+
+
+def size_ok(trace: Trace) -> bool:
+    return too_big_to_draw(trace) is None
+
+
+def _sequence_chart(trace: Trace, model: Any) -> str:
+    """The page's sequence-chart view: the whole trace as a message sequence chart, folded
+    above the steps; empty when the model draws no chart or ``dot`` is missing."""
+    from kraftcheck.checker.config import ConfigError
+
+    from .sequence import chart_of, model_sequence, sequence_graph
+
+    if model_sequence(model) is None or not dot_available():
+        return ""
+    try:
+        svg = run_dot(sequence_graph(trace, chart_of(trace, model)).source, "svg").decode("utf-8")
+    except ConfigError as e:
+        note(f"no sequence chart in the page: {e}")
+        return ""
+    return ('<details class="sequence" id="sequence-chart"><summary>Sequence chart: a lane per participant, '
+            f'every message from the step that sent it to the step that received it</summary>'
+            f'<div class="picture">{_inline(svg)}</div></details>')
 
 
 def write_page(trace: Trace, out: str | Path, model: Any = None, picture: bool = True) -> Path:
