@@ -1,0 +1,1 @@
+"""The controller's rules proven for every input with z3 (``kraftcheck prove``)."""

@@ -1,0 +1,155 @@
+"""``kraftcheck prove``: the lemmas of :mod:`.lemmas`, proven or refuted by z3.
+
+Exit codes: 0 every lemma proven; 12 a lemma refuted (its counterexample printed, in Kafka's
+terms); 3 the solver gave up on one (timeout or ``unknown``: reported as incomplete, never as
+proven); 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+#: Exit codes, as ``check``'s: a refuted lemma is a violated invariant.
+EXIT_PROVEN, EXIT_REFUTED, EXIT_INCOMPLETE = 0, 12, 3
+MAX_BROKERS = 10
+MAX_DIRS = 4
+DEFAULT_TIMEOUT_S = 60
+
+
+@dataclass
+class Outcome:
+    name: str
+    statement: str
+    #: "proven", "refuted" or "incomplete"
+    result: str
+    seconds: float
+    counterexample: list[str] = field(default_factory=list)
+    #: why the solver gave up (incomplete only)
+    reason: str = ""
+
+
+def prove_all(n: int, dirs: int, mutant: str = "none", timeout_s: float = DEFAULT_TIMEOUT_S) -> list[Outcome]:
+    """Every lemma for ``n`` brokers with up to ``dirs`` registered directories each."""
+    import z3
+
+    from .lemmas import LEMMAS, Cluster
+
+    outcomes = []
+    for lemma in LEMMAS:
+        cluster = Cluster(n, dirs)
+        solver = z3.Solver()
+        solver.set("timeout", int(timeout_s * 1000))
+        solver.add(cluster.well_formed(mutant), z3.Not(lemma.claim(cluster, mutant)))
+        start = time.perf_counter()
+        answer = solver.check()
+        seconds = time.perf_counter() - start
+        if answer == z3.unsat:
+            outcomes.append(Outcome(lemma.name, lemma.statement, "proven", seconds))
+        elif answer == z3.sat:
+            outcomes.append(Outcome(lemma.name, lemma.statement, "refuted", seconds, cluster.describe(solver.model())))
+        else:
+            outcomes.append(Outcome(lemma.name, lemma.statement, "incomplete", seconds,
+                                    reason=solver.reason_unknown()))
+    return outcomes
+
+
+def exit_code(outcomes: list[Outcome]) -> int:
+    results = {o.result for o in outcomes}
+    if "refuted" in results:
+        return EXIT_REFUTED
+    return EXIT_INCOMPLETE if "incomplete" in results else EXIT_PROVEN
+
+
+def register(commands, positive) -> None:
+    prove = commands.add_parser(
+        "prove", help="prove the controller's rules for every input with z3",
+        description="Prove lemmas about the controller's decision rules (directory online, reserved UUIDs, "
+                    "leader acceptability and election, directory failure, fencing, the broker-epoch gate, "
+                    "designated elections) for every value: 128-bit directory IDs, 64-bit broker epochs, "
+                    f"N brokers. Exit {EXIT_PROVEN}: all proven; {EXIT_REFUTED}: a lemma refuted (its "
+                    f"counterexample printed); {EXIT_INCOMPLETE}: the solver gave up on one.")
+    prove.add_argument("--n", type=bounded("--n", MAX_BROKERS), default=3, metavar="N",
+                       help=f"brokers, each a replica of the partition (1..{MAX_BROKERS}; default 3)")
+    prove.add_argument("--dirs", type=bounded("--dirs", MAX_DIRS), default=2, metavar="K",
+                       help=f"registered directories per broker (1..{MAX_DIRS}; default 2)")
+    prove.add_argument("--mutant", default="none", metavar="NAME", help="put a known bug back into the rules")
+    prove.add_argument("--timeout", type=positive, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                       help=f"the solver's time per lemma (default {DEFAULT_TIMEOUT_S})")
+    prove.add_argument("--json", metavar="PATH", help="write a JSON summary to PATH")
+    prove.set_defaults(run=run_prove)
+
+
+def bounded(flag: str, largest: int):
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer from 1 to {largest}, got {text!r}") from None
+        if not 1 <= value <= largest:
+            raise argparse.ArgumentTypeError(f"expected an integer from 1 to {largest}, got {text!r}")
+        return value
+
+    return parse
+
+
+def run_prove(args) -> int:
+    from kraftcheck.checker.config import ConfigError
+    from kraftcheck.model import MUTANTS
+
+    from .lemmas import RULE_MUTANTS
+
+    if args.mutant != "none" and args.mutant not in MUTANTS:
+        raise ConfigError(f"unknown mutant {args.mutant!r} (known: {', '.join(MUTANTS)})")
+    if args.mutant != "none" and args.mutant not in RULE_MUTANTS:
+        print(f"kraftcheck: note: mutant {args.mutant} changes no rule these lemmas state (the rule mutants: "
+              f"{', '.join(sorted(RULE_MUTANTS))}); the lemmas are proven as without it", file=sys.stderr)
+    if args.json:
+        from pathlib import Path
+
+        from kraftcheck.checker.cli import _unwritable
+
+        problem = _unwritable(Path(args.json), directory=False)
+        if problem:
+            raise ConfigError(f"cannot write the summary to {args.json}: {problem}")
+    outcomes = prove_all(args.n, args.dirs, args.mutant, args.timeout)
+    code = exit_code(outcomes)
+    print_outcomes(outcomes, args, sys.stdout)
+    if args.json:
+        from kraftcheck.checker.cli import write_summary
+
+        write_summary(args.json, summary(outcomes, args, code))
+    return code
+
+
+def print_outcomes(outcomes: list[Outcome], args, out) -> None:
+    mutant = "" if args.mutant == "none" else f", mutant {args.mutant}"
+    print(f"proving {len(outcomes)} lemmas for {args.n} brokers with up to {args.dirs} directories each, "
+          f"128-bit directory IDs, 64-bit broker epochs{mutant}", file=out)
+    width = max(len(o.name) for o in outcomes)
+    for o in outcomes:
+        print(f"  {o.name:<{width}}  {o.result:<10}  {o.seconds:6.2f} s", file=out)
+    for o in outcomes:
+        if o.result == "refuted":
+            print(f"\n{o.name} is refuted: it is not so that {o.statement}. Counterexample:", file=out)
+            for line in o.counterexample:
+                print(f"  {line}", file=out)
+        elif o.result == "incomplete":
+            print(f"\n{o.name} is incomplete: the solver gave up ({o.reason}); it is not proven", file=out)
+    verdict = {EXIT_PROVEN: "every lemma proven", EXIT_REFUTED: "a lemma is refuted",
+               EXIT_INCOMPLETE: "incomplete: a lemma is neither proven nor refuted"}[exit_code(outcomes)]
+    print(f"\n{verdict} ({sum(o.seconds for o in outcomes):.2f} s)", file=out)
+
+
+def summary(outcomes: list[Outcome], args, code: int) -> dict:
+    verdict = {EXIT_PROVEN: "proven", EXIT_REFUTED: "refuted", EXIT_INCOMPLETE: "incomplete"}[code]
+    return {
+        "verdict": verdict, "exit_code": code, "brokers": args.n, "dirs": args.dirs, "mutant": args.mutant,
+        "timeout_s": args.timeout,
+        "lemmas": [{"name": o.name, "statement": o.statement, "result": o.result, "seconds": round(o.seconds, 3),
+                    "counterexample": o.counterexample, **({"reason": o.reason} if o.reason else {})}
+                   for o in outcomes],
+    }
