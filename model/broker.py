@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import product
 
 from .state import (
-    ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
+    ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, BROKER_IMAGE, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
     FAILED_ACKED, FUTURE, HEALTHY, HEARTBEAT, HEARTBEAT_RESPONSE, INCARNATION, KNOWN_EPOCH, LEADER,
     LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
     REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, bag_add, bag_remove, except_at,
@@ -84,7 +84,7 @@ class BrokerActions:
         """BrokerRegistrationTracker: at 3.7-IV2 or later, a running broker whose registration
         in the metadata lists no directories registers again, with the same incarnation ID
         (KAFKA-16162); it sends no heartbeat until that is answered."""
-        view = self.published(s)
+        view = self.broker_view(s, b)
         if s[STATUS][b] != RUNNING or self.legacy[b] or not self.assignment_supported(view) or not self.room(s):
             return None
         if not self.registered(view, b) or view[ONLINE_DIRS][b]:
@@ -144,7 +144,8 @@ class BrokerActions:
         return n
 
     def BrokerSendsHeartbeat(self, s, b):
-        """Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs)."""
+        """Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs),
+        and asks to stay fenced (wantFence) until the broker has loaded its registration."""
         epoch = s[KNOWN_EPOCH][b]
         if s[STATUS][b] != RUNNING or not self.room(s):
             return None
@@ -153,7 +154,8 @@ class BrokerActions:
         if self.in_flight(s, (REGISTER, REGISTER_RESPONSE), b, s[INCARNATION][b]):
             return None  # registering again: heartbeats wait for the answer
         offline = tuple(sorted(s[DIR_IDS][b][i] for i in self.slots if s[DIR_STATE][b][i] != HEALTHY))
-        return self._with(s, network=bag_add(s[NETWORK], (HEARTBEAT, b, epoch, offline)))
+        want_fence = bool(s[BROKER_IMAGE]) and not self.caught_up(s, b)
+        return self._with(s, network=bag_add(s[NETWORK], (HEARTBEAT, b, epoch, offline, want_fence)))
 
     def BrokerReceivesHeartbeatResponse(self, s, m):
         _, b, epoch, offline = m
@@ -166,15 +168,18 @@ class BrokerActions:
         return self._with(n, dirState=except_at(s[DIR_STATE], b, states))
 
     def BrokerConsumesMetadata(self, s, b, p):
-        """The broker sees the latest metadata of partition p and acts on its replica (KIP-858
-        "Replica management"): place an UNASSIGNED replica in the least-loaded online directory
-        and queue the assignment; create a replica in its assigned online directory; correct an
-        assignment that does not name where the replica lives; promote a future replica the
-        metadata already names; and never recreate a replica elsewhere while it has offline
-        directories (KAFKA-16234)."""
-        view = self.published(s)
+        """The broker acts on its replica of partition p as the metadata it has loaded describes
+        it (KIP-858 "Replica management"; ReplicaManager.applyDelta): place an UNASSIGNED
+        replica in the least-loaded online directory and queue the assignment; create a replica
+        in its assigned online directory; correct an assignment that does not name where the
+        replica lives; promote a future replica the metadata already names; and never recreate
+        elsewhere a replica whose log is on a failed disk (KAFKA-16234).  With the brokers' lag
+        modeled, only once it has loaded its own registration."""
+        view = self.broker_view(s, b)
         part = view[PARTITION][p]
         if s[STATUS][b] != RUNNING or part is None or b not in self.replicas[p]:
+            return None
+        if s[BROKER_IMAGE] and not self.caught_up(s, b):
             return None
         if s[QUEUED][b][p] != NONE:
             return None  # an assignment is pending: the metadata will change again
@@ -220,14 +225,20 @@ class BrokerActions:
                 return queue(main_online[0])  # moved while the broker was down
             return None
         # The assigned directory is offline, LOST or unknown to this broker.
-        if has_failed:
+        if has_failed and not self.code:
+            # KIP-858: it may live on the failed disk: never create it elsewhere
             if self.mutant == "recreate_elsewhere" and not main_online:
                 return create_and_queue()
-            return None  # it may live on the failed disk: never recreate it elsewhere
+            return None
         if main_online:
             return queue(main_online[0])
         if main:
-            return None
+            # Its log is on a failed disk: Kafka's replica manager holds the partition offline
+            # (HostedPartition.Offline) and creates nothing.
+            return create_and_queue() if self.mutant == "recreate_elsewhere" else None
+        # No log of it on any of the broker's disks: the replica manager hosts no such partition
+        # and creates it as new (getOrCreatePartition's isNew, which LogManager.getOrCreateLog
+        # lets through while directories are offline), in the least-loaded online directory.
         return create_and_queue()
 
     def _promote(self, s, b, p):
@@ -251,7 +262,7 @@ class BrokerActions:
         directory = s[QUEUED][b][p]
         if s[STATUS][b] != RUNNING or directory == NONE or not self.room(s):
             return None
-        if not self.assignment_supported(self.published(s)):
+        if not self.assignment_supported(self.broker_view(s, b)):
             return None
         if self.in_flight(s, (ASSIGN, ASSIGN_RESPONSE), b, epoch, p):
             return None
@@ -273,8 +284,7 @@ class BrokerActions:
         """log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged.  Kafka's broker
         then shuts down (BrokerLifecycleManager's OfflineDirBrokerFailureEvent); KIP-858 only if
         it leads a replica in that directory, shutting down being the only other way to get a
-        new leader elected.  Leadership is read from the metadata: the model keeps no separate
-        broker view of it."""
+        new leader elected, as the metadata the broker has loaded says."""
         if s[STATUS][b] != RUNNING:
             return None
         unacknowledged = [i for i in self.slots if s[DIR_STATE][b][i] == FAILED]
@@ -282,7 +292,7 @@ class BrokerActions:
             return None
         if self.settings.semantics == "kip" and not any(
             part is not None and part[LEADER] == b and any(p in s[LOGS][b][i] for i in unacknowledged)
-            for p, part in enumerate(s[PARTITION])
+            for p, part in enumerate(self.broker_view(s, b)[PARTITION])
         ):
             return None
         return self._broker_down(s, b)
@@ -323,3 +333,14 @@ class BrokerActions:
         if m in s[NETWORK]:
             return None
         return self._with(s, network=bag_add(s[NETWORK], m))
+
+    def BrokerLoadsMetadata(self, s, b):
+        """The broker's metadata listener loads what has been committed since it last looked
+        (with the brokers' lag modeled): its image becomes the latest committed one.  A broker
+        keeps its metadata across restarts (its copy of the metadata log is on disk)."""
+        if not s[BROKER_IMAGE] or s[STATUS][b] == OFF:
+            return None
+        image = self.controller_image(self.published(s))
+        if s[BROKER_IMAGE][b] == image:
+            return None
+        return self._with(s, brokerImage=except_at(s[BROKER_IMAGE], b, image))

@@ -51,6 +51,10 @@ class Settings:
     failovers: int = 0
     #: batches of records appended and not yet committed at once (with failovers)
     max_uncommitted: int = 2
+    #: brokers act on the metadata they have loaded, which lags the controller's: each keeps its
+    #: own image, brought up to date by BrokerLoadsMetadata (false: every broker reads the
+    #: latest committed metadata at once)
+    broker_lag: bool = False
     mutant: str = "none"
 
 

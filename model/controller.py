@@ -117,8 +117,8 @@ class ControllerHandlers:
         in the code's order: the unfencing first (handleBrokerUnfenced: its elections count the
         sender acceptable on the directories its registration still lists), then
         handleDirectoriesOffline.  Under "kip" the offline directories are handled first and
-        the unfencing sees them."""
-        _, b, epoch, offline = m
+        the unfencing sees them.  A broker that asks to stay fenced (wantFence) stays fenced."""
+        _, b, epoch, offline, want_fence = m
         net = bag_remove(s[NETWORK], m)
         current = self.epoch_is_current(s, b, epoch)
         if not current and self.mutant == "skip_epoch_check" and self.registered(s, b):
@@ -132,10 +132,10 @@ class ControllerHandlers:
         # The response acknowledges the offline directories the heartbeat carried.
         response = (HEARTBEAT_RESPONSE, b, epoch, offline) if offline and current else ()
         if self.code:
-            records = self._unfence_records(n, b) if current and n[FENCED][b] else []
+            records = self._unfence_records(n, b) if current and n[FENCED][b] and not want_fence else []
             return self.write(n, records + self._offline_dirs_records(n, b, offline_here), response)
         n = self._handle_offline_dirs(n, b, offline_here)
-        if current and n[FENCED][b]:
+        if current and n[FENCED][b] and not want_fence:
             n = self.replay(n, self._unfence_records(n, b))
         return self._with(n, network=bag_add(n[NETWORK], response)) if response else n
 

@@ -23,7 +23,7 @@ from .picture import picture
 from .records import Records, record_label
 from .sequence import sequence
 from .state import (
-    ACTIONS, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
+    ACTIONS, BROKER_EPOCH, BROKER_IMAGE, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
     FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED, MV_3_6, MV_3_7_IV2,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
@@ -111,10 +111,14 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             (),
             (),
             0,
+            (),
         )
         if self.metadata_log:
             # the log starts empty: the committed image is the initial controller state
             state = self._with(state, committedImage=self.controller_image(state))
+        if st.broker_lag:
+            # every broker has loaded the empty metadata log
+            state = self._with(state, brokerImage=(self.controller_image(state),) * nb)
         yield state
 
 
@@ -184,6 +188,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             add(("ControllerCommits",), self.ControllerCommits(s))
             for kept in range(len(s[UNCOMMITTED]) + 1):
                 add(("ControllerFailsOver", kept), self.ControllerFailsOver(s, kept))
+        if self.settings.broker_lag:
+            for b in self.brokers:
+                add(("BrokerLoadsMetadata", b), self.BrokerLoadsMetadata(s, b))
         return out
 
 
@@ -236,6 +243,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
                 for records, response in s[UNCOMMITTED]
             ],
             "failoversDone": s[FAILOVERS_DONE],
+            "brokerImage": [self.describe_controller(image) for image in s[BROKER_IMAGE]],
         }
 
     @staticmethod
@@ -269,6 +277,7 @@ _PARAM_KINDS = {
     "BrokerSendsRegistration": ("b",),
     "BrokerRefreshesRegistration": ("b",),
     "BrokerCrashes": ("b",),
+    "BrokerLoadsMetadata": ("b",),
     "BrokerFailsDir": ("b", "slot"),
     "BrokerSendsHeartbeat": ("b",),
     "BrokerConsumesMetadata": ("b", "p"),

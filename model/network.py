@@ -38,7 +38,8 @@ def message_label(m: tuple) -> str:
     if m[0] == REGISTER_RESPONSE:
         return f"{kind}(b{m[1]}, incarnation {m[2]}, {f'epoch {m[3]}' if m[3] else 'error'})"
     if m[0] in (HEARTBEAT, HEARTBEAT_RESPONSE):
-        return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[dir_name(d) for d in m[3]]})"
+        want_fence = ", wantFence" if m[0] == HEARTBEAT and m[4] else ""
+        return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[dir_name(d) for d in m[3]]}{want_fence})"
     if m[0] == ASSIGN:
         return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {dir_name(m[4])})"
     if m[0] == ASSIGN_RESPONSE:

@@ -4,7 +4,7 @@ who may lead, and how a state is rebuilt with some variables changed."""
 from __future__ import annotations
 
 from .state import (
-    BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
+    BROKER_EPOCH, BROKER_IMAGE, COMMITTED_IMAGE, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
     KNOWN_EPOCH, LOGS, METADATA_VERSION, MV_3_7_IV2, NETWORK, NONE, OFF, ONLINE_DIRS, QUEUED,
     REGISTERED_INCARNATION, RUNNING, STATUS, VARIABLE_INDEX, except_at,
 )
@@ -44,6 +44,23 @@ class Operators:
         if not s[COMMITTED_IMAGE]:
             return s
         return self.with_controller_image(s, s[COMMITTED_IMAGE])
+
+    def broker_view(self, s, b):
+        """The state with the metadata broker b acts on: the image it has loaded when the brokers'
+        lag is modeled, else the published metadata."""
+        if not s[BROKER_IMAGE]:
+            return self.published(s)
+        return self.with_controller_image(s, s[BROKER_IMAGE][b])
+
+    def caught_up(self, s, b) -> bool:
+        """The broker has loaded its own registration: Kafka's broker publishes metadata to its
+        replica manager, and asks to be unfenced (wantFence false), only once its metadata
+        offset reaches its RegisterBrokerRecord's (BrokerServer's initial catch-up,
+        BrokerHeartbeatManager.calculateNextBrokerState).  The model compares the epoch and
+        incarnation of the loaded registration with the broker's own; an amended registration
+        (same incarnation, same epoch) counts as loaded with the one it amends."""
+        view = self.broker_view(s, b)
+        return view[BROKER_EPOCH][b] == s[KNOWN_EPOCH][b] > 0 and view[REGISTERED_INCARNATION][b] == s[INCARNATION][b]
 
     def registered(self, s, b) -> bool:
         return s[BROKER_EPOCH][b] > 0

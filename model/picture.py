@@ -131,7 +131,7 @@ def _broker(now: _View, before: _View | None, b: int) -> str:
               f'  <FONT POINT-SIZE="9">incarnation {_e(incarnation)}{epoch_text}</FONT></TD></TR>')
     dirs = [_directory(now, before, b, slot) for slot in range(len(now.at("dirIds", b) or []))]
     queued = _queued(now, before, b)
-    body = "".join(f"<TR><TD>{d}</TD></TR>" for d in dirs) + queued
+    body = "".join(f"<TR><TD>{d}</TD></TR>" for d in dirs) + queued + _loaded_metadata(now, before, b)
     return (f'<TABLE BORDER="1" COLOR="#4a6fa5" CELLBORDER="0" CELLSPACING="3" CELLPADDING="2"'
             f' BGCOLOR="{background}">{header}{body}</TABLE>')
 
@@ -200,6 +200,31 @@ def _queued(now: _View, before: _View | None, b: int) -> str:
                 "</FONT></TD></TR>")
     text = ", ".join(f"p{p} in {_uuid(d)}" for p, d in items)
     return f'<TR><TD ALIGN="LEFT"{_bg(changed)}><FONT POINT-SIZE="9">to tell the controller: {text}</FONT></TD></TR>'
+
+
+def _loaded_metadata(now: _View, before: _View | None, b: int) -> str:
+    """With the brokers' lag modeled: whether the broker's own image is the latest committed
+    one, and where it is behind, what it still says about its partitions and its registration."""
+    images = now.get("brokerImage") or []
+    if b >= len(images):
+        return ""
+    image = images[b]
+    latest = now.get("committedImage") or {name: now.get(name) for name in image}
+    changed = before is not None and (before.get("brokerImage") or [None] * (b + 1))[b] != image
+    if image == latest:
+        text = "metadata loaded: the latest"
+    else:
+        said = []
+        for p, (mine, theirs) in enumerate(zip(image["partition"], latest["partition"])):
+            if mine != theirs:
+                said.append(f"p{p} not created" if mine == "NoPartition" else
+                            f"p{p} leader {_e(mine['leader'])}, isr {_e(mine['isr'])}")
+        if image["brokerEpoch"][b] != latest["brokerEpoch"][b]:
+            epoch = image["brokerEpoch"][b]
+            said.append(f"its registration: epoch {_e(epoch)}" if epoch else "not registered")
+        text = "metadata loaded: behind" + (f" ({'; '.join(said)})" if said else "")
+        text = f'<FONT COLOR="{WRONG}">{text}</FONT>'
+    return f'<TR><TD ALIGN="LEFT"{_bg(changed)}><FONT POINT-SIZE="9">{text}</FONT></TD></TR>'
 
 
 # ------------------------------------------------------------------------- controller

@@ -36,6 +36,8 @@ VARIABLES = (
     "committedImage",  # the controller variables as the committed records leave them
     "uncommitted",  # batches appended and not yet committed: ((records, response or ()), ...)
     "failoversDone",  # controller failovers so far
+    # The brokers' own metadata, when their lag is modeled (else () throughout):
+    "brokerImage",  # broker -> the committed image the broker has loaded, which it acts on
 )
 (
     STATUS,
@@ -60,6 +62,7 @@ VARIABLES = (
     COMMITTED_IMAGE,
     UNCOMMITTED,
     FAILOVERS_DONE,
+    BROKER_IMAGE,
 ) = range(len(VARIABLES))
 #: The controller's in-memory state, in the order of a committed image.
 CONTROLLER_VARIABLES = (BROKER_EPOCH, FENCED, ONLINE_DIRS, PARTITION, REGISTERED_INCARNATION, METADATA_VERSION)
@@ -100,7 +103,7 @@ NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves i
 # (for a registration and its response, the incarnation ID the request carries instead).
 REGISTER = 1  # <<REGISTER, b, incarnation, dirs>>              BrokerRegistrationRequest
 REGISTER_RESPONSE = 2  # <<REGISTER_RESPONSE, b, incarnation, epoch>> epoch 0: an error
-HEARTBEAT = 3  # <<HEARTBEAT, b, epoch, offlineDirs>>            BrokerHeartbeatRequest
+HEARTBEAT = 3  # <<HEARTBEAT, b, epoch, offlineDirs, wantFence>> BrokerHeartbeatRequest
 HEARTBEAT_RESPONSE = 4  # <<HEARTBEAT_RESPONSE, b, epoch, offlineDirs>> acknowledges offlineDirs
 ASSIGN = 5  # <<ASSIGN, b, epoch, p, dir>>                       AssignReplicasToDirs
 ASSIGN_RESPONSE = 6  # <<ASSIGN_RESPONSE, b, epoch, p, dir, ok>>
@@ -146,6 +149,7 @@ ACTIONS = (
     "NetworkLosesMessage",
     "ControllerCommits",
     "ControllerFailsOver",
+    "BrokerLoadsMetadata",
 )
 
 

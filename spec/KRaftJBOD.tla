@@ -30,6 +30,7 @@ CONSTANTS
     MetadataUpgradeEnabled,   \* an operator may upgrade the metadata version to 3.7-IV2
     Failovers,                \* controller failovers in the whole run; 0: the metadata log is not modeled
     MaxUncommitted,           \* batches of records appended and not yet committed at once
+    BrokerLag,                \* brokers act on the metadata they have loaded (brokerImage)
     Mutant,                   \* "none", or the name of a bug put back (see spec/README.md)
     NoPartition               \* model value: a partition not yet created
 
@@ -82,14 +83,16 @@ VARIABLES
     \* The metadata log, when failovers are modeled (else <<>>, <<>> and 0 throughout):
     committedImage, \* the controller variables as the committed records leave them
     uncommitted,    \* batches appended and not yet committed: <<[records, response], ...>>
-    failoversDone   \* controller failovers so far
+    failoversDone,  \* controller failovers so far
+    \* The brokers' own metadata, when their lag is modeled (else <<>> throughout):
+    brokerImage     \* broker -> the committed image the broker has loaded, which it acts on
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
           nextUuid, dirFailures, lostMessages, movesStarted,
           knownEpoch, registeredIncarnation, metadataVersion,
-          committedImage, uncommitted, failoversDone>>
-brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch>>
+          committedImage, uncommitted, failoversDone, brokerImage>>
+brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage>>
 logVars == <<committedImage, uncommitted, failoversDone>>
 \* The controller's state: in memory, and (with failovers) its metadata log.
 controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, logVars>>
@@ -189,6 +192,14 @@ CurrentImage == [brokerEpoch |-> brokerEpoch, fenced |-> fenced, onlineDirs |-> 
                  metadataVersion |-> metadataVersion]
 \* The metadata brokers read: brokers replay committed records only.
 Published == IF LogOn THEN committedImage ELSE CurrentImage
+\* The metadata broker b acts on: the image it has loaded when the brokers' lag is modeled.
+BrokerView(b) == IF BrokerLag THEN brokerImage[b] ELSE Published
+\* The broker has loaded its own registration (its epoch and incarnation): only then does
+\* Kafka's broker act on metadata and ask to be unfenced (BrokerServer's initial catch-up).
+CaughtUp(b) ==
+    /\ knownEpoch[b] > 0
+    /\ BrokerView(b).brokerEpoch[b] = knownEpoch[b]
+    /\ BrokerView(b).registeredIncarnation[b] = incarnation[b]
 
 \* The records as the log holds them: what a record leaves alone is stored empty.
 NoChange(rec) == rec.leader = NoLeaderChange /\ ~rec.setIsr /\ ~rec.setDirs
@@ -293,6 +304,8 @@ Init ==
     /\ committedImage = IF LogOn THEN CurrentImage ELSE <<>>
     /\ uncommitted = <<>>
     /\ failoversDone = 0
+    \* every broker has loaded the empty metadata log
+    /\ brokerImage = IF BrokerLag THEN [b \in Brokers |-> CurrentImage] ELSE <<>>
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -328,7 +341,7 @@ BrokerStarts(b) ==
            /\ future' = [future EXCEPT ![b] = [p \in Partitions |->
                             IF future[b][p] \in wiped THEN NONE ELSE future[b][p]]]
            /\ nextUuid' = nextUuid + Cardinality(fresh)
-           /\ UNCHANGED <<queued, knownEpoch, controllerVars, network, dirFailures, lostMessages, movesStarted>>
+           /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
 
@@ -350,10 +363,10 @@ BrokerSendsRegistration(b) ==
 BrokerRefreshesRegistration(b) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ ~Legacy(b)
-    /\ Published.metadataVersion = "3.7-IV2"
+    /\ BrokerView(b).metadataVersion = "3.7-IV2"
     /\ Room
-    /\ Published.brokerEpoch[b] > 0
-    /\ Published.onlineDirs[b] = {}
+    /\ BrokerView(b).brokerEpoch[b] > 0
+    /\ BrokerView(b).onlineDirs[b] = {}
     /\ ~RegistrationInFlight(b)
     /\ network' = BagAdd(network, RegistrationRequest(b))
     /\ UNCHANGED <<brokerVars, controllerVars, counters>>
@@ -369,17 +382,17 @@ BrokerReceivesRegistrationResponse(m) ==
        ELSE IF m.epoch # 0
        THEN /\ brokerStatus' = [brokerStatus EXCEPT ![b] = "RUNNING"]
             /\ knownEpoch' = [knownEpoch EXCEPT ![b] = m.epoch]
-            /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future, queued>>
+            /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, queued>>
        ELSE IF Semantics = "code" \/ brokerStatus[b] = "RUNNING"
        THEN UNCHANGED brokerVars                           \* it registers again later
        ELSE /\ BrokerDown(b)
-            /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future>>
+            /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future>>
     /\ UNCHANGED <<controllerVars, counters>>
 
 BrokerCrashes(b) ==
     /\ brokerStatus[b] # "OFF"
     /\ BrokerDown(b)
-    /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future, controllerVars, network, counters>>
+    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters>>
 
 \* A log directory fails.  A move whose destination failed is reverted; one whose source
 \* failed is assigned to LOST (KAFKA-16297).  With no directory left the broker stops.
@@ -405,16 +418,18 @@ BrokerFailsDir(b, i) ==
              ELSE /\ queued' = [queued EXCEPT ![b] = newQueued]
                   /\ UNCHANGED <<brokerStatus, knownEpoch>>
     /\ dirFailures' = dirFailures + 1
-    /\ UNCHANGED <<incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted>>
+    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted>>
 
-\* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs).
+\* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs), and
+\* asks to stay fenced (wantFence) until the broker has loaded its registration.
 BrokerSendsHeartbeat(b) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ Room
     /\ ~InFlight({"Heartbeat", "HeartbeatResponse"}, b, knownEpoch[b])
     /\ ~RegistrationInFlight(b)      \* registering again: heartbeats wait for the answer
     /\ network' = BagAdd(network, [kind |-> "Heartbeat", broker |-> b, epoch |-> knownEpoch[b],
-                                   offline |-> {dirIds[b][i] : i \in FailedSlots(b)}])
+                                   offline |-> {dirIds[b][i] : i \in FailedSlots(b)},
+                                   wantFence |-> BrokerLag /\ ~CaughtUp(b)])
     /\ UNCHANGED <<brokerVars, controllerVars, counters>>
 
 BrokerReceivesHeartbeatResponse(m) ==
@@ -426,18 +441,19 @@ BrokerReceivesHeartbeatResponse(m) ==
        ELSE dirState' = [dirState EXCEPT ![b] = [i \in Slots |->
                 IF dirState[b][i] = "FAILED" /\ dirIds[b][i] \in m.offline THEN "FAILED_ACKED"
                 ELSE dirState[b][i]]]
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, logs, future, queued, knownEpoch, controllerVars, counters>>
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, logs, future, queued, knownEpoch, brokerImage, controllerVars, counters>>
 
-\* What a broker does on seeing partition p's latest metadata (KIP-858 "Replica management").
+\* What a broker does on the metadata it has loaded for partition p (KIP-858 "Replica
+\* management"; ReplicaManager.applyDelta).
 ConsumeOutcome(b, p) ==
-    LET md == Published.partition[p].dirs[b]
+    LET md == BrokerView(b).partition[p].dirs[b]
         main == MainSlots(b, p)
         mainOnline == {i \in main : SlotOnline(b, i)}
         named == {i \in Slots : dirIds[b][i] = md}
         fut == future[b][p]
         Nothing == [what |-> "nothing", slot |-> NONE]
         \* Below 3.7-IV2 nothing is assigned: the broker places replicas and tells nobody.
-        tells == Published.metadataVersion = "3.7-IV2"
+        tells == BrokerView(b).metadataVersion = "3.7-IV2"
         CreateQueue == [what |-> IF tells THEN "create+queue" ELSE "create",
                         slot |-> LeastLoadedOnlineSlot(b)]
         Queue(i) == IF tells THEN [what |-> "queue", slot |-> i] ELSE Nothing
@@ -452,11 +468,14 @@ ConsumeOutcome(b, p) ==
             ELSE IF mainOnline # {} THEN Queue(Min(mainOnline))   \* moved while down
             ELSE Nothing
        \* The assigned directory is offline, LOST or unknown to this broker.
-       ELSE IF FailedSlots(b) # {}
+       \* KIP-858: with a failed disk it may live there: never create it elsewhere.
+       ELSE IF FailedSlots(b) # {} /\ Semantics = "kip"
        THEN IF Mutant = "recreate_elsewhere" /\ mainOnline = {} THEN CreateQueue
-            ELSE Nothing                          \* never recreate it elsewhere (KAFKA-16234)
+            ELSE Nothing
        ELSE IF mainOnline # {} THEN Queue(Min(mainOnline))
-       ELSE IF main # {} THEN Nothing
+       \* its log is on a failed disk: the replica manager holds it offline (KAFKA-16234)
+       ELSE IF main # {} THEN IF Mutant = "recreate_elsewhere" THEN CreateQueue ELSE Nothing
+       \* no log of it on any disk: the replica manager creates it as new (isNew), failures or not
        ELSE CreateQueue
 
 \* Swap a caught-up future replica in: it becomes the replica, the source is deleted.
@@ -467,9 +486,10 @@ PromotedLogs(b, p) ==
 
 BrokerConsumesMetadata(b, p) ==
     /\ brokerStatus[b] = "RUNNING"
-    /\ Published.partition[p] # NoPartition
+    /\ BrokerView(b).partition[p] # NoPartition
     /\ b \in ReplicaSet(p)
     /\ queued[b][p] = NONE
+    /\ IF BrokerLag THEN CaughtUp(b) ELSE TRUE   \* (IF, not \/: TLC would count each true disjunct as a step)
     /\ LET o == ConsumeOutcome(b, p) IN
        /\ o.what # "nothing"
        /\ IF o.what = "promote"
@@ -481,14 +501,14 @@ BrokerConsumesMetadata(b, p) ==
                /\ queued' = IF o.what \in {"queue", "create+queue"}
                             THEN [queued EXCEPT ![b][p] = dirIds[b][o.slot]] ELSE queued
                /\ UNCHANGED future
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, controllerVars, network, counters>>
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, network, counters>>
 
 \* Send the queued AssignReplicasToDirs entry for p (one in flight per partition).
 BrokerSendsAssignment(b, p) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ queued[b][p] # NONE
     /\ Room
-    /\ Published.metadataVersion = "3.7-IV2"
+    /\ BrokerView(b).metadataVersion = "3.7-IV2"
     /\ ~InFlightFor({"Assign", "AssignResponse"}, b, knownEpoch[b], p)
     /\ network' = BagAdd(network, [kind |-> "Assign", broker |-> b, epoch |-> knownEpoch[b],
                                    partition |-> p, dir |-> queued[b][p]])
@@ -509,20 +529,21 @@ BrokerReceivesAssignmentResponse(m) ==
                /\ queued' = [queued EXCEPT ![b][p] = NONE]
           ELSE /\ queued' = [queued EXCEPT ![b][p] = NONE]
                /\ UNCHANGED <<logs, future>>
-       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, controllerVars, counters>>
+       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, counters>>
 
 \* log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged: Kafka's broker shuts
 \* down (semantics "code"); KIP-858's only if it leads a replica in that directory ("kip").
-\* Leadership is read from the metadata: the model keeps no separate broker view of it.
+\* Leadership is read from the metadata the broker has loaded.
 BrokerShutsDownOnDirFailureTimeout(b) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ \E i \in Slots :
            /\ dirState[b][i] = "FAILED"
            \* (IF, not \/: TLC takes each true disjunct of an action as a step of its own)
            /\ IF Semantics = "code" THEN TRUE
-              ELSE \E p \in Partitions : p \in logs[b][i] /\ partition[p] # NoPartition /\ partition[p].leader = b
+              ELSE \E p \in Partitions : p \in logs[b][i] /\ BrokerView(b).partition[p] # NoPartition
+                                         /\ BrokerView(b).partition[p].leader = b
     /\ BrokerDown(b)
-    /\ UNCHANGED <<incarnation, dirIds, dirState, logs, future, controllerVars, network, counters>>
+    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters>>
 
 \* AlterReplicaLogDirs: start a future replica of p in another online directory.
 BrokerStartsMove(b, p, t) ==
@@ -535,7 +556,7 @@ BrokerStartsMove(b, p, t) ==
     /\ SlotOnline(b, t)
     /\ future' = [future EXCEPT ![b][p] = t]
     /\ movesStarted' = movesStarted + 1
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, controllerVars,
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, brokerImage, controllerVars,
                    network, nextUuid, dirFailures, lostMessages>>
 
 \* The future replica caught up: move the assignment first, promote once acknowledged.
@@ -544,7 +565,7 @@ BrokerFutureCaughtUp(b, p) ==
     /\ future[b][p] # NONE
     /\ queued[b][p] = NONE
     /\ queued' = [queued EXCEPT ![b][p] = dirIds[b][future[b][p]]]
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, controllerVars,
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, controllerVars,
                    network, counters>>
 
 \* KIP-589: tell the controller a replica went offline, with the broker epoch.
@@ -690,7 +711,7 @@ ControllerHandlesHeartbeat(m) ==
                                  brokerEpoch, fenced, od)
             ELSE partition[p]]
         Unfences(parts, dirs) ==
-            /\ current /\ fenced[b]
+            /\ current /\ fenced[b] /\ ~m.wantFence
             /\ \/ ~(dirs[b] # {} /\ \E p \in Partitions : parts[p] # NoPartition /\ b \in ReplicaSet(p)
                                                          /\ parts[p].dirs[b] = UNASSIGNED)
                \/ Mutant = "unfence_before_assigned"
@@ -937,6 +958,16 @@ ControllerFailsOver(kept) ==
     /\ failoversDone' = failoversDone + 1
     /\ UNCHANGED <<brokerVars, network, counters>>
 
+\* The broker's metadata listener loads what has been committed since it last looked: its image
+\* becomes the latest committed one.  It keeps its metadata across restarts (on disk).
+BrokerLoadsMetadata(b) ==
+    /\ BrokerLag
+    /\ brokerStatus[b] # "OFF"
+    /\ brokerImage[b] # Published
+    /\ brokerImage' = [brokerImage EXCEPT ![b] = Published]
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch,
+                   controllerVars, network, counters>>
+
 Next ==
     \/ \E b \in Brokers :
         \/ BrokerStarts(b)
@@ -968,6 +999,7 @@ Next ==
     \/ \E m \in BagToSet(network) : NetworkLosesMessage(m)
     \/ ControllerCommits
     \/ \E kept \in 0 .. Len(uncommitted) : ControllerFailsOver(kept)
+    \/ \E b \in Brokers : BrokerLoadsMetadata(b)
 
 Spec == Init /\ [][Next]_vars
 

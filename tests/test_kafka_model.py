@@ -94,7 +94,7 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 28
+    assert len(model.actions) == len(set(model.actions)) == 29
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
@@ -127,10 +127,11 @@ def test_ci_config_all_invariants_hold_exact_count():
     # Every action of the model is taken at these bounds but the lossy network's, the metadata
     # version upgrade with the re-registration it triggers, and the code's session-timeout and
     # heartbeat-timeout paths (ci.toml follows the KIP's reading), and the metadata log's commits
-    # and failovers (off without failovers).
+    # and failovers (off without failovers), and the brokers' metadata loads (off without lag).
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
-        "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver"]
+        "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
+        "BrokerLoadsMetadata"]
 
 
 #: config -> (distinct states, depth) of the correct model; recorded in spec/README.md.
@@ -147,6 +148,7 @@ COUNTS = {
     "upgrade": (58175, 38),
     "jbodupgrade": (580, 23),
     "failover": (29680, 36),
+    "lag": (202971, 51),
 }
 
 

@@ -111,6 +111,7 @@ CONSTANTS = {
     "MetadataUpgradeEnabled": "metadata_upgrade",
     "Failovers": "failovers",
     "MaxUncommitted": "max_uncommitted",
+    "BrokerLag": "broker_lag",
     "Mutant": "mutant",
 }
 
