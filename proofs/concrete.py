@@ -91,9 +91,12 @@ class Renaming:
         return small
 
 
-def image_of(s: ControllerState, model: z3.ModelRef, rename: Renaming, incarnations: tuple, partitions: int) -> tuple:
+def image_of(s: ControllerState, model: z3.ModelRef, rename: Renaming, incarnations: tuple, partitions: int,
+             before: tuple | None = None) -> tuple:
     """The model's controller image that ``s`` holds in ``model`` (partition 0; the other
-    partitions none; ``incarnations`` as given, the z3 state keeps none)."""
+    partitions none; ``incarnations`` as given, the z3 state keeps none).  The z3 state keeps no
+    partition epochs either: they are those of partition 0 in ``before`` (0 without), the leader
+    epoch one up when the leader differs, the partition epoch when anything does."""
 
     def value(term):
         return model.eval(term, model_completion=True)
@@ -106,6 +109,10 @@ def image_of(s: ControllerState, model: z3.ModelRef, rename: Renaming, incarnati
         part = (value(s.partition.leader).as_long(),
                 tuple(b for b, flag in enumerate(s.partition.isr) if z3.is_true(value(flag))),
                 tuple(rename(value(d).as_long()) for d in s.partition.dirs))
+        if before is None:
+            part += (0, 0)
+        else:
+            part += (before[3] + (part[0] != before[0]), before[4] + (part != before[:3]))
     else:
         part = None
     return epochs, fenced, online, (part,) + (None,) * (partitions - 1), incarnations, MV_3_7_IV2

@@ -267,15 +267,19 @@ class Action:
     #: (pre, post, broker or None, mutant) -> the step relation
     step: Callable
     per_broker: bool = True
+    #: the model's actions this relation encodes (the step relation takes exactly their steps
+    #: that change the controller's variables; tests/test_prove_differential.py)
+    model_actions: tuple[str, ...] = ()
 
 
 ACTIONS = (
-    Action("ControllerFencesExpiredBroker", fences_expired_broker),
-    Action("ControllerHandlesHeartbeat", handles_heartbeat),
-    Action("ControllerHandlesRegistration", registers_new_incarnation),
-    Action("AdminElectsDesignatedLeader", elects_designated_leader),
+    Action("ControllerFencesExpiredBroker", fences_expired_broker, model_actions=("ControllerFencesExpiredBroker",)),
+    Action("ControllerHandlesHeartbeat", handles_heartbeat, model_actions=("ControllerHandlesHeartbeat",)),
+    Action("ControllerHandlesRegistration", registers_new_incarnation,
+           model_actions=("ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout")),
+    Action("AdminElectsDesignatedLeader", elects_designated_leader, model_actions=("AdminElectsDesignatedLeader",)),
     Action("ControllerCreatesPartition", lambda pre, post, _b, mutant: creates_partition(pre, post, mutant),
-           per_broker=False),
+           per_broker=False, model_actions=("ControllerCreatesPartition",)),
 )
 
 
@@ -292,6 +296,11 @@ class Cell:
     pre: list[str]
     post: list[str]
     reason: str = ""
+    #: for a counterexample: (a model of the Kafka model) -> its pre- and post-state as that
+    #: model's states, the controller's variables from the solver, the brokers' from Init
+    states: Callable | None = None
+    #: for a counterexample: where a run reaches it (proofs/reach.py), once looked up
+    reached: object = None
 
 
 def check_induction(n: int, dirs: int, mutant: str = "none", timeout_s: float = 60.0) -> list[Cell]:
@@ -324,6 +333,17 @@ def _solve(action: str, prop: Property, claims, pre: ControllerState, post, time
         return Cell(action, prop.name, prop.helper, "proven", seconds, [], [])
     if answer == z3.sat:
         model = solver.model()
+
+        def states(kafka_model):
+            from .concrete import Renaming, image_of
+
+            init = next(iter(kafka_model.init_states()))
+            rename, partitions = Renaming(), len(kafka_model.partitions)
+            before = image_of(pre, model, rename, (0,) * pre.n, partitions)
+            images = [before] + ([] if post is None else [
+                image_of(post, model, rename, (0,) * pre.n, partitions, before[3][0])])
+            return tuple(kafka_model.with_controller_image(init, image) for image in images)
+
         return Cell(action, prop.name, prop.helper, "counterexample", seconds, pre.describe(model),
-                    post.describe(model) if post is not None else [])
+                    post.describe(model) if post is not None else [], states=states)
     return Cell(action, prop.name, prop.helper, "incomplete", seconds, [], [], solver.reason_unknown())

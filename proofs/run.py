@@ -80,6 +80,8 @@ def register(commands, positive) -> None:
     prove.add_argument("--induction", action="store_true",
                        help="check the controller's actions for induction (Init => Inv, Inv and each action "
                             "=> Inv') instead of the rule lemmas")
+    prove.add_argument("--cti-dir", metavar="DIR",
+                       help="with --induction: write each counterexample to induction as a two-state ITF trace in DIR")
     prove.add_argument("--json", metavar="PATH", help="write a JSON summary to PATH")
     prove.set_defaults(run=run_prove)
 
@@ -107,6 +109,8 @@ def run_prove(args) -> int:
 
     if args.mutant != "none" and args.mutant not in MUTANTS:
         raise ConfigError(f"unknown mutant {args.mutant!r} (known: {', '.join(MUTANTS)})")
+    if args.cti_dir and not args.induction:
+        raise ConfigError("--cti-dir goes with --induction: the rule lemmas have no counterexamples to induction")
     if args.mutant != "none" and args.mutant not in RULE_MUTANTS:
         print(f"kraftcheck: note: mutant {args.mutant} changes no rule these lemmas state (the rule mutants: "
               f"{', '.join(sorted(RULE_MUTANTS))}); the lemmas are proven as without it", file=sys.stderr)
@@ -161,19 +165,51 @@ def summary(outcomes: list[Outcome], args, code: int) -> dict:
 
 
 def induction_exit_code(cells) -> int:
-    results = {c.result for c in cells}
-    if "counterexample" in results:
+    """12: a step breaks an invariant from a reachable state; 3: a step is not proven (a
+    counterexample no run reaches at the lookup configs, or the solver gave up); 0: all proven."""
+    if any(c.result == "counterexample" and c.reached is not None for c in cells):
         return EXIT_REFUTED
-    return EXIT_INCOMPLETE if "incomplete" in results else EXIT_PROVEN
+    return EXIT_PROVEN if all(c.result == "proven" for c in cells) else EXIT_INCOMPLETE
+
+
+def reach_text(cell) -> str:
+    from .reach import LOOKUP
+
+    if cell.reached is None:
+        return (f"no run reaches it at the lookup configs ({'; '.join(LOOKUP)}): the invariant needs "
+                "strengthening, or larger bounds reach it")
+    r = cell.reached
+    return (f"reachable: {r.config}, {r.model.describe_action(r.action)} from a state at depth {r.depth}: "
+            "a real violation")
 
 
 def run_induction(args) -> int:
     """``prove --induction``: the table of actions against invariants and helpers, then each
     counterexample to induction, its two states in Kafka's terms."""
-    from .induction import check_induction
+    from kraftcheck.checker.config import ConfigError
 
+    from .induction import check_induction
+    from .reach import classify, cti_document, write_cti
+
+    if args.cti_dir:
+        from pathlib import Path
+
+        from kraftcheck.checker.cli import _unwritable
+
+        problem = _unwritable(Path(args.cti_dir), directory=True)
+        if problem:
+            raise ConfigError(f"cannot write counterexamples to {args.cti_dir}: {problem}")
     cells = check_induction(args.n, args.dirs, args.mutant, args.timeout)
+    classify(cells, args.mutant)
     code = induction_exit_code(cells)
+    written = {}
+    if args.cti_dir:
+        from pathlib import Path
+
+        Path(args.cti_dir).mkdir(parents=True, exist_ok=True)
+        for c in cells:
+            if c.result == "counterexample" and c.post:
+                written[(c.action, c.prop)] = str(write_cti(Path(args.cti_dir), c, cti_document(c, args.n, args.dirs)))
     out = sys.stdout
     mutant = "" if args.mutant == "none" else f", mutant {args.mutant}"
     print(f"checking {len(cells)} induction steps for {args.n} brokers with up to {args.dirs} directories each, "
@@ -185,7 +221,9 @@ def run_induction(args) -> int:
         print(f"  {c.action:<{action_width}}  {prop:<{prop_width}}  {c.result:<14}  {c.seconds:6.2f} s", file=out)
     for c in cells:
         if c.result == "counterexample":
-            print(f"\n{c.action} does not keep {c.prop}: a counterexample to induction", file=out)
+            print(f"\n{c.action} does not keep {c.prop}: a counterexample to induction; {reach_text(c)}", file=out)
+            if (c.action, c.prop) in written:
+                print(f"  written to {written[(c.action, c.prop)]}", file=out)
             for label, lines in (("before", c.pre), ("after", c.post)):
                 if lines:
                     print(f"  {label}:", file=out)
@@ -194,17 +232,20 @@ def run_induction(args) -> int:
         elif c.result == "incomplete":
             print(f"\n{c.action} against {c.prop} is incomplete: the solver gave up ({c.reason})", file=out)
     verdict = {EXIT_PROVEN: "every step proven: the invariants are inductive",
-               EXIT_REFUTED: "not inductive: a counterexample to induction (reachable or not: not looked up)",
-               EXIT_INCOMPLETE: "incomplete: a step is neither proven nor refuted"}[code]
+               EXIT_REFUTED: "a step breaks an invariant from a reachable state",
+               EXIT_INCOMPLETE: "not proven: a step has a counterexample no run reaches, or the solver gave up"}[code]
     print(f"\n{verdict} ({sum(c.seconds for c in cells):.2f} s)", file=out)
     if args.json:
         from kraftcheck.checker.cli import write_summary
 
         write_summary(args.json, {
-            "verdict": {EXIT_PROVEN: "proven", EXIT_REFUTED: "not inductive", EXIT_INCOMPLETE: "incomplete"}[code],
+            "verdict": {EXIT_PROVEN: "proven", EXIT_REFUTED: "violated", EXIT_INCOMPLETE: "incomplete"}[code],
             "exit_code": code, "brokers": args.n, "dirs": args.dirs, "mutant": args.mutant, "timeout_s": args.timeout,
             "steps": [{"action": c.action, "property": c.prop, "helper": c.helper, "result": c.result,
                        "seconds": round(c.seconds, 3), "before": c.pre, "after": c.post,
+                       **({"reachable": c.reached is not None} if c.result == "counterexample" else {}),
+                       **({"lookup_config": c.reached.config, "depth": c.reached.depth} if c.reached else {}),
+                       **({"trace": written[(c.action, c.prop)]} if (c.action, c.prop) in written else {}),
                        **({"reason": c.reason} if c.reason else {})} for c in cells],
         })
     return code

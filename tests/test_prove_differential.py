@@ -1,7 +1,7 @@
 """The z3 step relations of ``prove --induction`` against the model's own successors.
 
-Every reachable state of small configs under the code's semantics (partition 0's replicas all
-the brokers) is fixed as z3's pre-state; for each successor the model takes by an encoded
+Every reachable state of the lookup configs of ``prove --induction`` (proofs/reach.py: the
+code's semantics, partition 0's replicas all the brokers) is fixed as z3's pre-state; for each successor the model takes by an encoded
 action that changes the controller's variables, z3's step, with the request's values fixed,
 must allow exactly the model's post-state (the registrations and partition 0's leader, ISR and
 directories).  Where the model's guard is the controller's own (a designated election,
@@ -11,14 +11,15 @@ does not take.
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 
 import pytest
 import z3
 
 from kraftcheck.model import make_model
-from kraftcheck.model.state import BROKER_EPOCH, FENCED, HEARTBEAT, NETWORK, ONLINE_DIRS
+from kraftcheck.model.state import BROKER_EPOCH, FENCED, ONLINE_DIRS
 from kraftcheck.proofs import induction
+from kraftcheck.proofs.reach import LOOKUP, spaces
 from kraftcheck.proofs.concrete import Renaming, agrees_with, comparable, fixed_to, image_of, uuid128
 
 STEPS = {
@@ -29,28 +30,6 @@ STEPS = {
     "AdminElectsDesignatedLeader": induction.elects_designated_leader,
     "ControllerCreatesPartition": lambda pre, post, _b, mutant: induction.creates_partition(pre, post, mutant),
 }
-
-CONFIGS = {
-    # one broker, two directories: heartbeats that unfence and report failures (findings 1, 2)
-    "jbod": dict(brokers=1, dirs_per_broker=2, partitions=1, replication_factor=1, restarts=1, dir_failures=1,
-                 max_messages=2, semantics="code", designated=True),
-    # two brokers: registration of new incarnations, fencing, elections between brokers
-    "pair": dict(brokers=2, dirs_per_broker=1, partitions=1, replication_factor=2, restarts=1, dir_failures=0,
-                 max_messages=2, semantics="code", designated=True),
-}
-
-
-def reachable(model):
-    init = list(model.init_states())
-    seen, queue = set(init), deque(init)
-    while queue:
-        s = queue.popleft()
-        for _, t in model.successors(s):
-            if t not in seen:
-                seen.add(t)
-                queue.append(t)
-    return seen
-
 
 def broker_of(action) -> int | None:
     name, *params = action
@@ -87,11 +66,13 @@ def request_values(model, action, pre, post, s, t, b):
 
 
 def differences(config: str):
-    model = make_model(CONFIGS[config])
+    """Every reachable state of the lookup config ``config`` (proofs/reach.py) against z3."""
+    model = make_model(LOOKUP[config])
+    states = next(space.in_order for space in spaces() if space.name == config)
     n, dirs = model.settings.brokers, model.settings.dirs_per_broker
     checked, skipped, mismatches = Counter(), Counter(), []
     done = set()
-    for s in reachable(model):
+    for s in states:
         image = model.controller_image(s)
         for action, t in model.successors(s):
             if action[0] not in STEPS or comparable(model.controller_image(t)) == comparable(image):
@@ -146,12 +127,12 @@ def differences(config: str):
 
 #: config -> (action -> distinct (image, request, outcome) steps agreed, and guards refused)
 AGREED = {
-    "pair": {"ControllerHandlesHeartbeat": 48, "ControllerHandlesRegistration": 44,
+    "2 brokers × 1 dir": {"ControllerHandlesHeartbeat": 48, "ControllerHandlesRegistration": 44,
              "ControllerHandlesRegistrationAfterSessionTimeout": 32, "ControllerFencesExpiredBroker": 50,
              "AdminElectsDesignatedLeader": 6, "ControllerCreatesPartition": 9,
              "AdminElectsDesignatedLeader refused": 102, "ControllerFencesExpiredBroker refused": 58,
              "ControllerCreatesPartition refused": 45},
-    "jbod": {"ControllerHandlesHeartbeat": 76, "ControllerHandlesRegistration": 46,
+    "1 broker × 2 dirs": {"ControllerHandlesHeartbeat": 76, "ControllerHandlesRegistration": 46,
              "ControllerHandlesRegistrationAfterSessionTimeout": 45, "ControllerFencesExpiredBroker": 40,
              "AdminElectsDesignatedLeader": 1, "ControllerCreatesPartition": 10,
              "AdminElectsDesignatedLeader refused": 86, "ControllerFencesExpiredBroker refused": 47,
@@ -159,7 +140,7 @@ AGREED = {
 }
 
 
-@pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.parametrize("config", sorted(LOOKUP))
 def test_the_step_relations_take_exactly_the_models_steps(config):
     checked, skipped, mismatches = differences(config)
     assert mismatches == []
@@ -174,5 +155,5 @@ def test_a_step_relation_that_differs_from_the_model_is_caught(monkeypatch):
         return induction.handles_heartbeat(pre, post, b, "unfence_without_election")
 
     monkeypatch.setitem(STEPS, "ControllerHandlesHeartbeat", unfences_without_election)
-    _, _, mismatches = differences("jbod")
+    _, _, mismatches = differences("1 broker × 2 dirs")
     assert mismatches and {m[0].split("(")[0] for m in mismatches} == {"ControllerHandlesHeartbeat"}

@@ -66,19 +66,53 @@ def test_the_heartbeat_counterexample_is_finding_1():
 
 
 def test_prove_induction_exits_12_with_its_table_and_counterexamples(tmp_path):
-    summary = tmp_path / "induction.json"
-    p = kraftcheck("prove", "--induction", "--n", "3", "--json", summary)
+    summary, ctis = tmp_path / "induction.json", tmp_path / "ctis"
+    p = kraftcheck("prove", "--induction", "--n", "3", "--json", summary, "--cti-dir", ctis)
     assert p.returncode == 12, p.stderr
     lines = p.stdout.splitlines()
     assert lines[0] == ("checking 36 induction steps for 3 brokers with up to 2 directories each, 128-bit directory "
                         "IDs, 64-bit broker epochs")
-    assert "ControllerHandlesHeartbeat does not keep LeaderOnOnlineDir: a counterexample to induction" in lines
-    assert "  IsrNotEmpty (helper)" in p.stdout.replace("Init                           ", "")
-    assert lines[-1].startswith("not inductive: a counterexample to induction (reachable or not: not looked up) (")
+    assert ("ControllerHandlesHeartbeat does not keep LeaderOnOnlineDir: a counterexample to induction; reachable: "
+            "1 broker × 2 dirs, ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline ['dir-0'])) from a state at "
+            "depth 14: a real violation") in lines
+    assert ("ControllerHandlesHeartbeat does not keep LeaderInIsr: a counterexample to induction; no run reaches it "
+            "at the lookup configs (1 broker × 2 dirs; 2 brokers × 1 dir): the invariant needs strengthening, or "
+            "larger bounds reach it") in lines
+    assert lines[-1].startswith("a step breaks an invariant from a reachable state (")
     data = json.loads(summary.read_text())
-    assert (data["verdict"], data["exit_code"], data["brokers"]) == ("not inductive", 12, 3)
-    assert {(s["action"], s["property"]) for s in data["steps"] if s["result"] == "counterexample"} == NOT_INDUCTIVE
-    heartbeat = next(s for s in data["steps"] if (s["action"], s["property"]) == (
-        "ControllerHandlesHeartbeat", "LeaderOnOnlineDir"))
-    assert heartbeat["before"][-1].startswith("partition: leader none, isr [")
-    assert heartbeat["after"][-1].startswith("partition: leader ")
+    assert (data["verdict"], data["exit_code"], data["brokers"]) == ("violated", 12, 3)
+    assert {(s["action"], s["property"], s["reachable"], s.get("depth"))
+            for s in data["steps"] if s["result"] == "counterexample"} == {
+        ("ControllerHandlesHeartbeat", "LeaderOnOnlineDir", True, 14),
+        ("ControllerHandlesHeartbeat", "LeaderInIsr", False, None),
+        ("ControllerHandlesRegistration", "LeaderOnOnlineDir", True, 14),
+        ("ControllerHandlesRegistration", "FencedBrokerLeadsNothing", True, 10)}
+    assert sorted(path.name for path in ctis.iterdir()) == sorted(
+        f"{action}_{prop}.itf.json" for action, prop in NOT_INDUCTIVE)
+    # a reachable one: the model's own step from the reachable state, which trace show displays
+    shown = kraftcheck("trace", "show", ctis / "ControllerHandlesHeartbeat_LeaderOnOnlineDir.itf.json")
+    assert shown.returncode == 0, shown.stderr
+    assert "── 1/1 ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline ['dir-0']))" in shown.stdout
+    assert "   partition[0].leader: -1 → 0" in shown.stdout
+    document = json.loads((ctis / "ControllerHandlesHeartbeat_LeaderInIsr.itf.json").read_text())
+    assert (document["#meta"]["kind"], document["#meta"]["reachable"], len(document["states"])) == (
+        "counterexample to induction", False, 2)
+
+
+def test_the_lookup_replays_as_a_model_step():
+    """A reachable counterexample's two states are a step of the model: its successor."""
+    from kraftcheck.proofs.reach import classify
+
+    cells = [c for c in check_induction(2, 2) if c.result == "counterexample"]
+    classify(cells, "none")
+    for cell in cells:
+        if cell.reached is not None:
+            r = cell.reached
+            assert (r.action, r.post) in list(r.model.successors(r.pre))
+            assert not r.model.invariants[cell.prop](r.post)
+
+
+def test_cti_dir_needs_induction(tmp_path):
+    p = kraftcheck("prove", "--cti-dir", tmp_path)
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr.strip().endswith("--cti-dir goes with --induction: the rule lemmas have no counterexamples to induction")
