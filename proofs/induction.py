@@ -261,6 +261,88 @@ def creates_partition(pre: ControllerState, post: ControllerState, mutant: str) 
         *[post.partition.dirs[o] == default_dir(regs[o]) for o in range(pre.n)])
 
 
+# ---------------------------------------------------------------------------------------------
+# The same handlers under the KIP's reading (semantics "kip"): each change applied after the last
+# ---------------------------------------------------------------------------------------------
+def _with_registration(regs: list[Registration], b: int, **changes) -> list[Registration]:
+    r = regs[b]
+    changed = Registration(changes.get("epoch", r.epoch), changes.get("fenced", r.fenced), changes.get("dirs", r.dirs))
+    return regs[:b] + [changed] + regs[b + 1:]
+
+
+def _registration_is(r2: Registration, r: Registration) -> z3.BoolRef:
+    return z3.And(r2.epoch == r.epoch, r2.fenced == r.fenced,
+                  *[z3.And(p == q, u == v) for (p, u), (q, v) in zip(r.dirs, r2.dirs)])
+
+
+def _partition_is(post: ControllerState, created, leader, isr, dirs) -> z3.BoolRef:
+    return z3.And(post.created == created, post.partition.leader == leader,
+                  *[a == c for a, c in zip(post.partition.isr, isr)],
+                  *[a == c for a, c in zip(post.partition.dirs, dirs)])
+
+
+def fences_expired_broker_kip(pre: ControllerState, post: ControllerState, b: int, mutant: str) -> z3.BoolRef:
+    """ControllerFencesExpiredBroker, the KIP's reading: the broker fenced, then taken out of
+    every partition it is a replica of, each election seeing it fenced."""
+    r = pre.registrations[b]
+    regs = _with_registration(pre.registrations, b, fenced=z3.BoolVal(True))
+    part = pre.partition
+    if mutant == "fenced_leader_kept":
+        leader, isr = part.leader, part.isr
+    else:
+        elected, elected_isr = rules.elect(part, regs, mutant, remove=b)
+        leader = z3.If(pre.created, elected, part.leader)
+        isr = [z3.If(pre.created, a, c) for a, c in zip(elected_isr, part.isr)]
+    return z3.And(r.registered(), z3.Not(r.fenced), _registration_is(post.registrations[b], regs[b]),
+                  _others_unchanged(pre, post, b), _partition_is(post, pre.created, leader, isr, part.dirs))
+
+
+def handles_heartbeat_kip(pre: ControllerState, post: ControllerState, b: int, mutant: str) -> z3.BoolRef:
+    """ControllerHandlesHeartbeat, the KIP's reading: the newly offline directories leave the
+    registration and take the sender out of the partition with its replica there, judged on the
+    registration without them; then a fenced sender that wants it, and has no replica
+    UNASSIGNED, is unfenced, and a leaderless partition elects, seeing all of that."""
+    r = pre.registrations[b]
+    part = pre.partition
+    want_fence = z3.Bool(f"want_fence_b{b}{post.tag}")
+    offline = [z3.Bool(f"reports_dir{i}_offline_b{b}{post.tag}") for i in range(len(r.dirs))]
+    newly = [z3.And(q, o) for (q, _), o in zip(r.dirs, offline)]
+    regs1 = _with_registration(pre.registrations, b, dirs=[(z3.And(q, z3.Not(n_i)), u)
+                                                           for (q, u), n_i in zip(r.dirs, newly)])
+    affected = z3.And(pre.created, z3.Or([z3.And(n_i, u == part.dirs[b]) for n_i, (_, u) in zip(newly, r.dirs)]))
+    removed, removed_isr = rules.elect(part, regs1, mutant, remove=b, keep_in_isr=mutant == "keep_offline_replica_in_isr")
+    leader1 = z3.If(affected, removed, part.leader)
+    isr1 = [z3.If(affected, a, c) for a, c in zip(removed_isr, part.isr)]
+    part1 = Partition(leader1, isr1, part.dirs)
+    listed = z3.Or([q for q, _ in regs1[b].dirs]) if regs1[b].dirs else z3.BoolVal(False)
+    waits = z3.And(listed, pre.created, part.dirs[b] == rules.UNASSIGNED)
+    unfence = z3.And(r.fenced, z3.Not(want_fence),
+                     z3.BoolVal(True) if mutant == "unfence_before_assigned" else z3.Not(waits))
+    elected, elected_isr = rules.elect(part1, regs1, mutant, add=b)
+    elects = z3.And(unfence, pre.created, leader1 == NO_LEADER, mutant != "unfence_without_election")
+    leader2 = z3.If(elects, elected, leader1)
+    isr2 = [z3.If(elects, a, c) for a, c in zip(elected_isr, isr1)]
+    regs2 = _with_registration(regs1, b, fenced=z3.And(r.fenced, z3.Not(unfence)))
+    return z3.And(r.registered(), z3.Or(offline + [r.fenced]), _registration_is(post.registrations[b], regs2[b]),
+                  _others_unchanged(pre, post, b), _partition_is(post, pre.created, leader2, isr2, part.dirs))
+
+
+def registers_new_incarnation_kip(pre: ControllerState, post: ControllerState, b: int, mutant: str) -> z3.BoolRef:
+    """ControllerHandlesRegistration of a newer incarnation, the KIP's reading: registered
+    fenced with the directories it brings, then out of every partition it is a replica of
+    (unclean shutdown), each election seeing the new registration."""
+    r2 = post.registrations[b]
+    regs = pre.registrations[:b] + [r2] + pre.registrations[b + 1:]
+    part = pre.partition
+    elected, elected_isr = rules.elect(part, regs, mutant, remove=b)
+    leader = z3.If(pre.created, elected, part.leader)
+    isr = [z3.If(pre.created, a, c) for a, c in zip(elected_isr, part.isr)]
+    return z3.And(
+        r2.epoch > pre.registrations[b].epoch, r2.fenced,
+        rules.registration_valid(r2.dirs, False, [pre.registrations[o] for o in range(pre.n) if o != b], mutant),
+        _others_unchanged(pre, post, b), _partition_is(post, pre.created, leader, isr, part.dirs))
+
+
 @dataclass(frozen=True)
 class Action:
     name: str
@@ -272,15 +354,27 @@ class Action:
     model_actions: tuple[str, ...] = ()
 
 
-ACTIONS = (
-    Action("ControllerFencesExpiredBroker", fences_expired_broker, model_actions=("ControllerFencesExpiredBroker",)),
-    Action("ControllerHandlesHeartbeat", handles_heartbeat, model_actions=("ControllerHandlesHeartbeat",)),
-    Action("ControllerHandlesRegistration", registers_new_incarnation,
-           model_actions=("ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout")),
+_SHARED = (
     Action("AdminElectsDesignatedLeader", elects_designated_leader, model_actions=("AdminElectsDesignatedLeader",)),
     Action("ControllerCreatesPartition", lambda pre, post, _b, mutant: creates_partition(pre, post, mutant),
            per_broker=False, model_actions=("ControllerCreatesPartition",)),
 )
+#: semantics -> the encoded actions
+ACTIONS_BY_SEMANTICS = {
+    "code": (
+        Action("ControllerFencesExpiredBroker", fences_expired_broker, model_actions=("ControllerFencesExpiredBroker",)),
+        Action("ControllerHandlesHeartbeat", handles_heartbeat, model_actions=("ControllerHandlesHeartbeat",)),
+        Action("ControllerHandlesRegistration", registers_new_incarnation,
+               model_actions=("ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout")),
+    ) + _SHARED,
+    "kip": (
+        Action("ControllerFencesExpiredBroker", fences_expired_broker_kip, model_actions=("ControllerFencesExpiredBroker",)),
+        Action("ControllerHandlesHeartbeat", handles_heartbeat_kip, model_actions=("ControllerHandlesHeartbeat",)),
+        Action("ControllerHandlesRegistration", registers_new_incarnation_kip,
+               model_actions=("ControllerHandlesRegistration",)),
+    ) + _SHARED,
+}
+ACTIONS = ACTIONS_BY_SEMANTICS["code"]
 
 
 @dataclass
@@ -303,14 +397,15 @@ class Cell:
     reached: object = None
 
 
-def check_induction(n: int, dirs: int, mutant: str = "none", timeout_s: float = 60.0) -> list[Cell]:
+def check_induction(n: int, dirs: int, mutant: str = "none", timeout_s: float = 60.0,
+                    semantics: str = "code") -> list[Cell]:
     """Every property: Init ⇒ it, and the conjunction of all of them ∧ each action ⇒ it after
     the step, the action's broker being broker 0 (the brokers are symmetric)."""
     cells = []
     for prop in PROPERTIES:
         s = ControllerState(n, dirs, "")
         cells.append(_solve("Init", prop, [initial(s), z3.Not(prop.holds(s, mutant))], s, None, timeout_s))
-    for action in ACTIONS:
+    for action in ACTIONS_BY_SEMANTICS[semantics]:
         for prop in PROPERTIES:
             pre, post = ControllerState(n, dirs, ""), ControllerState(n, dirs, "'")
             hypothesis = [p.holds(pre, mutant) for p in PROPERTIES]

@@ -27,7 +27,8 @@ from kraftcheck.model import make_model
 from . import induction
 from .concrete import fixed_to
 
-#: The lookup configs: the code's semantics, partition 0 on every broker, designated elections on.
+#: The lookup configs: partition 0 on every broker, designated elections on; run under the
+#: semantics whose handlers are checked.
 LOOKUP = {
     "1 broker × 2 dirs": dict(brokers=1, dirs_per_broker=2, partitions=1, replication_factor=1, restarts=1,
                               dir_failures=1, max_messages=2, semantics="code", designated=True),
@@ -66,22 +67,24 @@ class LookupSpace:
         self.in_order = sorted(self.depth, key=self.depth.get)
 
 
-_SPACES: dict[str, LookupSpace] = {}
+_SPACES: dict[tuple[str, str], LookupSpace] = {}
 
 
-def spaces() -> list[LookupSpace]:
+def spaces(semantics: str = "code") -> list[LookupSpace]:
+    """The lookup configs' reachable states under ``semantics`` (explored once per process)."""
     for name, settings in LOOKUP.items():
-        if name not in _SPACES:
-            _SPACES[name] = LookupSpace(name, settings)
-    return [_SPACES[name] for name in LOOKUP]
+        if (name, semantics) not in _SPACES:
+            _SPACES[name, semantics] = LookupSpace(name, dict(settings, semantics=semantics))
+    return [_SPACES[name, semantics] for name in LOOKUP]
 
 
-def look_up(action: induction.Action, prop: induction.Property, mutant: str) -> Reached | None:
+def look_up(action: induction.Action, prop: induction.Property, mutant: str, semantics: str = "code") -> Reached | None:
     """The shallowest step of ``action`` that breaks ``prop`` from a state where every model
     invariant of :data:`induction.PROPERTIES` holds, over the lookup configs."""
     found = None
-    for space in spaces():
-        model = make_model(dict(LOOKUP[space.name], mutant=mutant)) if mutant != "none" else space.model
+    for space in spaces(semantics):
+        model = space.model if mutant == "none" else make_model(dict(LOOKUP[space.name], semantics=semantics,
+                                                                      mutant=mutant))
         invariants = [model.invariants[p.name] for p in induction.PROPERTIES if p.name in model.invariants]
         breaks = _breaks(model, prop, mutant)
         for s in space.in_order:
@@ -113,7 +116,7 @@ def _breaks(model, prop: induction.Property, mutant: str):
     return broken
 
 
-def cti_document(cell: induction.Cell, n: int, dirs: int) -> dict:
+def cti_document(cell: induction.Cell, n: int, dirs: int, semantics: str = "code") -> dict:
     """The two-state ITF trace of a counterexample to induction."""
     from kraftcheck.traces.counterexample import state_variables
     from kraftcheck.traces.itf import trace_document
@@ -124,7 +127,7 @@ def cti_document(cell: induction.Cell, n: int, dirs: int) -> dict:
         label = model.describe_action(reached.action)
         where = {"reachable": True, "lookup_config": reached.config, "depth": reached.depth}
     else:
-        settings = dict(brokers=n, dirs_per_broker=dirs, partitions=1, replication_factor=n, semantics="code")
+        settings = dict(brokers=n, dirs_per_broker=dirs, partitions=1, replication_factor=n, semantics=semantics)
         model = make_model(settings)
         pre, post = cell.states(model)
         label = f"{cell.action} (z3's step)"
@@ -145,10 +148,10 @@ def write_cti(directory: Path, cell: induction.Cell, document: dict) -> Path:
     return write_json_atomically(directory / f"{cell.action}_{cell.prop}.itf.json", document)
 
 
-def classify(cells: list[induction.Cell], mutant: str) -> None:
+def classify(cells: list[induction.Cell], mutant: str, semantics: str = "code") -> None:
     """Look every counterexample's step up (``cell.reached``: where a run takes it, or None)."""
-    actions = {a.name: a for a in induction.ACTIONS}
+    actions = {a.name: a for a in induction.ACTIONS_BY_SEMANTICS[semantics]}
     props = {p.name: p for p in induction.PROPERTIES}
     for cell in cells:
         if cell.result == "counterexample" and cell.action in actions:
-            cell.reached = look_up(actions[cell.action], props[cell.prop], mutant)
+            cell.reached = look_up(actions[cell.action], props[cell.prop], mutant, semantics)

@@ -80,6 +80,8 @@ def register(commands, positive) -> None:
     prove.add_argument("--induction", action="store_true",
                        help="check the controller's actions for induction (Init => Inv, Inv and each action "
                             "=> Inv') instead of the rule lemmas")
+    prove.add_argument("--semantics", choices=("code", "kip"), default="code",
+                       help="with --induction: the handlers as Kafka's code runs them (default) or as KIP-858 reads")
     prove.add_argument("--cti-dir", metavar="DIR",
                        help="with --induction: write each counterexample to induction as a two-state ITF trace in DIR")
     prove.add_argument("--json", metavar="PATH", help="write a JSON summary to PATH")
@@ -109,9 +111,11 @@ def run_prove(args) -> int:
 
     if args.mutant != "none" and args.mutant not in MUTANTS:
         raise ConfigError(f"unknown mutant {args.mutant!r} (known: {', '.join(MUTANTS)})")
+    if args.semantics != "code" and not args.induction:
+        raise ConfigError("--semantics goes with --induction: the rule lemmas hold under both readings")
     if args.cti_dir and not args.induction:
         raise ConfigError("--cti-dir goes with --induction: the rule lemmas have no counterexamples to induction")
-    if args.mutant != "none" and args.mutant not in RULE_MUTANTS:
+    if args.mutant != "none" and args.mutant not in RULE_MUTANTS and not args.induction:
         print(f"kraftcheck: note: mutant {args.mutant} changes no rule these lemmas state (the rule mutants: "
               f"{', '.join(sorted(RULE_MUTANTS))}); the lemmas are proven as without it", file=sys.stderr)
     if args.json:
@@ -164,6 +168,10 @@ def summary(outcomes: list[Outcome], args, code: int) -> dict:
     }
 
 
+#: how the induction's output names the handlers it checks
+HANDLERS = {"code": "the handlers as Kafka's code runs them", "kip": "the handlers as KIP-858 reads them"}
+
+
 def induction_exit_code(cells) -> int:
     """12: a step breaks an invariant from a reachable state; 3: a step is not proven (a
     counterexample no run reaches at the lookup configs, or the solver gave up); 0: all proven."""
@@ -199,8 +207,8 @@ def run_induction(args) -> int:
         problem = _unwritable(Path(args.cti_dir), directory=True)
         if problem:
             raise ConfigError(f"cannot write counterexamples to {args.cti_dir}: {problem}")
-    cells = check_induction(args.n, args.dirs, args.mutant, args.timeout)
-    classify(cells, args.mutant)
+    cells = check_induction(args.n, args.dirs, args.mutant, args.timeout, args.semantics)
+    classify(cells, args.mutant, args.semantics)
     code = induction_exit_code(cells)
     written = {}
     if args.cti_dir:
@@ -209,11 +217,12 @@ def run_induction(args) -> int:
         Path(args.cti_dir).mkdir(parents=True, exist_ok=True)
         for c in cells:
             if c.result == "counterexample" and c.post:
-                written[(c.action, c.prop)] = str(write_cti(Path(args.cti_dir), c, cti_document(c, args.n, args.dirs)))
+                written[(c.action, c.prop)] = str(write_cti(Path(args.cti_dir), c,
+                                                            cti_document(c, args.n, args.dirs, args.semantics)))
     out = sys.stdout
     mutant = "" if args.mutant == "none" else f", mutant {args.mutant}"
     print(f"checking {len(cells)} induction steps for {args.n} brokers with up to {args.dirs} directories each, "
-          f"128-bit directory IDs, 64-bit broker epochs{mutant}", file=out)
+          f"128-bit directory IDs, 64-bit broker epochs, {HANDLERS[args.semantics]}{mutant}", file=out)
     action_width = max(len(c.action) for c in cells)
     prop_width = max(len(c.prop) + (9 if c.helper else 0) for c in cells)
     for c in cells:
@@ -231,7 +240,7 @@ def run_induction(args) -> int:
                         print(f"    {line}", file=out)
         elif c.result == "incomplete":
             print(f"\n{c.action} against {c.prop} is incomplete: the solver gave up ({c.reason})", file=out)
-    verdict = {EXIT_PROVEN: "every step proven: the invariants are inductive",
+    verdict = {EXIT_PROVEN: "every step proven: the invariants are inductive for these actions",
                EXIT_REFUTED: "a step breaks an invariant from a reachable state",
                EXIT_INCOMPLETE: "not proven: a step has a counterexample no run reaches, or the solver gave up"}[code]
     print(f"\n{verdict} ({sum(c.seconds for c in cells):.2f} s)", file=out)
@@ -240,7 +249,8 @@ def run_induction(args) -> int:
 
         write_summary(args.json, {
             "verdict": {EXIT_PROVEN: "proven", EXIT_REFUTED: "violated", EXIT_INCOMPLETE: "incomplete"}[code],
-            "exit_code": code, "brokers": args.n, "dirs": args.dirs, "mutant": args.mutant, "timeout_s": args.timeout,
+            "exit_code": code, "brokers": args.n, "dirs": args.dirs, "semantics": args.semantics, "mutant": args.mutant,
+            "timeout_s": args.timeout,
             "steps": [{"action": c.action, "property": c.prop, "helper": c.helper, "result": c.result,
                        "seconds": round(c.seconds, 3), "before": c.pre, "after": c.post,
                        **({"reachable": c.reached is not None} if c.result == "counterexample" else {}),

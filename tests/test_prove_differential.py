@@ -22,14 +22,10 @@ from kraftcheck.proofs import induction
 from kraftcheck.proofs.reach import LOOKUP, spaces
 from kraftcheck.proofs.concrete import Renaming, agrees_with, comparable, fixed_to, image_of, uuid128
 
-STEPS = {
-    "ControllerFencesExpiredBroker": induction.fences_expired_broker,
-    "ControllerHandlesHeartbeat": induction.handles_heartbeat,
-    "ControllerHandlesRegistration": induction.registers_new_incarnation,
-    "ControllerHandlesRegistrationAfterSessionTimeout": induction.registers_new_incarnation,
-    "AdminElectsDesignatedLeader": induction.elects_designated_leader,
-    "ControllerCreatesPartition": lambda pre, post, _b, mutant: induction.creates_partition(pre, post, mutant),
-}
+#: semantics -> model action -> the z3 step relation that encodes it
+STEPS = {semantics: {name: action.step for action in actions for name in action.model_actions}
+         for semantics, actions in induction.ACTIONS_BY_SEMANTICS.items()}
+
 
 def broker_of(action) -> int | None:
     name, *params = action
@@ -65,17 +61,18 @@ def request_values(model, action, pre, post, s, t, b):
     return []
 
 
-def differences(config: str):
+def differences(config: str, semantics: str = "code"):
     """Every reachable state of the lookup config ``config`` (proofs/reach.py) against z3."""
-    model = make_model(LOOKUP[config])
-    states = next(space.in_order for space in spaces() if space.name == config)
+    model = make_model(dict(LOOKUP[config], semantics=semantics))
+    states = next(space.in_order for space in spaces(semantics) if space.name == config)
+    steps = STEPS[semantics]
     n, dirs = model.settings.brokers, model.settings.dirs_per_broker
     checked, skipped, mismatches = Counter(), Counter(), []
     done = set()
     for s in states:
         image = model.controller_image(s)
         for action, t in model.successors(s):
-            if action[0] not in STEPS or comparable(model.controller_image(t)) == comparable(image):
+            if action[0] not in steps or comparable(model.controller_image(t)) == comparable(image):
                 continue
             if action[0].startswith("ControllerHandlesRegistration") and t[BROKER_EPOCH] == s[BROKER_EPOCH]:
                 skipped["amended registration (same incarnation): not encoded"] += 1
@@ -88,7 +85,7 @@ def differences(config: str):
             b = broker_of(action)
             pre, post = induction.ControllerState(n, dirs, ""), induction.ControllerState(n, dirs, "'")
             solver = z3.Solver()
-            solver.add(fixed_to(pre, image), STEPS[action[0]](pre, post, b, "none"),
+            solver.add(fixed_to(pre, image), steps[action[0]](pre, post, b, "none"),
                        *request_values(model, action, pre, post, s, t, b))
             if solver.check() != z3.sat:
                 mismatches.append((model.describe_action(action), "z3 allows no step"))
@@ -118,21 +115,29 @@ def differences(config: str):
                 done.add((name, comparable(image), b))
                 pre, post = induction.ControllerState(n, dirs, ""), induction.ControllerState(n, dirs, "'")
                 solver = z3.Solver()
-                solver.add(fixed_to(pre, image), STEPS[name](pre, post, b, "none"))
+                solver.add(fixed_to(pre, image), steps[name](pre, post, b, "none"))
                 if solver.check() != z3.unsat:
                     mismatches.append((name, b, "z3 takes a step the model's guard refuses"))
                 checked[f"{name} refused"] += 1
     return checked, skipped, mismatches
 
 
-#: config -> (action -> distinct (image, request, outcome) steps agreed, and guards refused)
+#: (semantics, config) -> action -> distinct (image, request, outcome) steps agreed, and guards refused
 AGREED = {
-    "2 brokers × 1 dir": {"ControllerHandlesHeartbeat": 48, "ControllerHandlesRegistration": 44,
+    ("kip", "1 broker × 2 dirs"): {"ControllerHandlesHeartbeat": 50, "ControllerHandlesRegistration": 54,
+                                   "ControllerFencesExpiredBroker": 30, "ControllerCreatesPartition": 8,
+                                   "AdminElectsDesignatedLeader refused": 61, "ControllerFencesExpiredBroker refused": 31,
+                                   "ControllerCreatesPartition refused": 53},
+    ("kip", "2 brokers × 1 dir"): {"ControllerHandlesHeartbeat": 40, "ControllerHandlesRegistration": 46,
+                                   "ControllerFencesExpiredBroker": 46, "AdminElectsDesignatedLeader": 6,
+                                   "ControllerCreatesPartition": 9, "AdminElectsDesignatedLeader refused": 90,
+                                   "ControllerFencesExpiredBroker refused": 50, "ControllerCreatesPartition refused": 39},
+    ("code", "2 brokers × 1 dir"): {"ControllerHandlesHeartbeat": 48, "ControllerHandlesRegistration": 44,
              "ControllerHandlesRegistrationAfterSessionTimeout": 32, "ControllerFencesExpiredBroker": 50,
              "AdminElectsDesignatedLeader": 6, "ControllerCreatesPartition": 9,
              "AdminElectsDesignatedLeader refused": 102, "ControllerFencesExpiredBroker refused": 58,
              "ControllerCreatesPartition refused": 45},
-    "1 broker × 2 dirs": {"ControllerHandlesHeartbeat": 76, "ControllerHandlesRegistration": 46,
+    ("code", "1 broker × 2 dirs"): {"ControllerHandlesHeartbeat": 76, "ControllerHandlesRegistration": 46,
              "ControllerHandlesRegistrationAfterSessionTimeout": 45, "ControllerFencesExpiredBroker": 40,
              "AdminElectsDesignatedLeader": 1, "ControllerCreatesPartition": 10,
              "AdminElectsDesignatedLeader refused": 86, "ControllerFencesExpiredBroker refused": 47,
@@ -140,11 +145,12 @@ AGREED = {
 }
 
 
+@pytest.mark.parametrize("semantics", ["code", "kip"])
 @pytest.mark.parametrize("config", sorted(LOOKUP))
-def test_the_step_relations_take_exactly_the_models_steps(config):
-    checked, skipped, mismatches = differences(config)
+def test_the_step_relations_take_exactly_the_models_steps(config, semantics):
+    checked, skipped, mismatches = differences(config, semantics)
     assert mismatches == []
-    assert dict(checked) == AGREED[config]
+    assert dict(checked) == AGREED[semantics, config]
     assert not skipped
 
 
@@ -154,6 +160,6 @@ def test_a_step_relation_that_differs_from_the_model_is_caught(monkeypatch):
     def unfences_without_election(pre, post, b, mutant):
         return induction.handles_heartbeat(pre, post, b, "unfence_without_election")
 
-    monkeypatch.setitem(STEPS, "ControllerHandlesHeartbeat", unfences_without_election)
+    monkeypatch.setitem(STEPS["code"], "ControllerHandlesHeartbeat", unfences_without_election)
     _, _, mismatches = differences("1 broker × 2 dirs")
     assert mismatches and {m[0].split("(")[0] for m in mismatches} == {"ControllerHandlesHeartbeat"}
