@@ -261,6 +261,46 @@ def creates_partition(pre: ControllerState, post: ControllerState, mutant: str) 
         *[post.partition.dirs[o] == default_dir(regs[o]) for o in range(pre.n)])
 
 
+def _assigned(pre: ControllerState, post: ControllerState, b: int, mutant: str):
+    """The directory an AssignReplicasToDirs request names for broker b's replica, the
+    partition's directories with it, and what a broker can send: one of its directories (a real
+    UUID, the format tool's; any value under reserved_uuids) or LOST."""
+    directory = z3.BitVec(f"assigned_dir_b{b}{post.tag}", UUID_BITS)
+    dirs = [directory if r == b else d for r, d in enumerate(pre.partition.dirs)]
+    sendable = z3.BoolVal(True) if mutant == "reserved_uuids" else z3.Or(directory == rules.LOST,
+                                                                           z3.Not(rules.reserved(directory)))
+    return directory, dirs, sendable
+
+
+def handles_assignment(pre: ControllerState, post: ControllerState, b: int, mutant: str) -> z3.BoolRef:
+    """ControllerHandlesAssignment with the broker's current epoch (handleAssignReplicasToDirs):
+    a record setting the directory, its election judging replicas on the directories the
+    partition had, then, for a directory not online, a second record from the same image taking
+    the broker out; replayed in that order."""
+    part = pre.partition
+    directory, dirs, sendable = _assigned(pre, post, b, mutant)
+    online = rules.controller_thinks_online(directory, pre.registrations[b], mutant)
+    elected, elected_isr = rules.elect(part, pre.registrations, mutant)
+    leader1, isr1 = _merge(part, elected, elected_isr, part.leader, part.isr)
+    removed, removed_isr = rules.elect(part, pre.registrations, mutant, remove=b)
+    leader2, isr2 = _merge(part, z3.If(online, part.leader, removed),
+                           [z3.If(online, c, a) for a, c in zip(removed_isr, part.isr)], leader1, isr1)
+    return z3.And(pre.registrations[b].registered(), pre.created, sendable,
+                  *[pre.same_registration(post, o) for o in range(pre.n)],
+                  _partition_is(post, pre.created, leader2, isr2, dirs))
+
+
+def handles_alter_replica_state(pre: ControllerState, post: ControllerState, b: int, mutant: str) -> z3.BoolRef:
+    """ControllerHandlesAlterReplicaState with the broker's current epoch (KIP-589): the
+    replica's directory becomes LOST, and it leaves the ISR and leadership."""
+    part = pre.partition
+    dirs = [rules.LOST if r == b else d for r, d in enumerate(part.dirs)]
+    leader, isr = rules.elect(Partition(part.leader, part.isr, dirs), pre.registrations, mutant, remove=b)
+    return z3.And(pre.registrations[b].registered(), pre.created,
+                  *[pre.same_registration(post, o) for o in range(pre.n)],
+                  _partition_is(post, pre.created, leader, isr, dirs))
+
+
 # ---------------------------------------------------------------------------------------------
 # The same handlers under the KIP's reading (semantics "kip"): each change applied after the last
 # ---------------------------------------------------------------------------------------------
@@ -343,6 +383,21 @@ def registers_new_incarnation_kip(pre: ControllerState, post: ControllerState, b
         _others_unchanged(pre, post, b), _partition_is(post, pre.created, leader, isr, part.dirs))
 
 
+def handles_assignment_kip(pre: ControllerState, post: ControllerState, b: int, mutant: str) -> z3.BoolRef:
+    """ControllerHandlesAssignment, the KIP's reading: one change records the directory and,
+    for a directory not online, takes the broker out, judged on the new directories."""
+    part = pre.partition
+    directory, dirs, sendable = _assigned(pre, post, b, mutant)
+    online = rules.controller_thinks_online(directory, pre.registrations[b], mutant)
+    moved = Partition(part.leader, part.isr, dirs)
+    kept, kept_isr = rules.elect(moved, pre.registrations, mutant)
+    removed, removed_isr = rules.elect(moved, pre.registrations, mutant, remove=b)
+    return z3.And(pre.registrations[b].registered(), pre.created, sendable,
+                  *[pre.same_registration(post, o) for o in range(pre.n)],
+                  _partition_is(post, pre.created, z3.If(online, kept, removed),
+                                [z3.If(online, k, r) for k, r in zip(kept_isr, removed_isr)], dirs))
+
+
 @dataclass(frozen=True)
 class Action:
     name: str
@@ -355,6 +410,8 @@ class Action:
 
 
 _SHARED = (
+    Action("ControllerHandlesAlterReplicaState", handles_alter_replica_state,
+           model_actions=("ControllerHandlesAlterReplicaState",)),
     Action("AdminElectsDesignatedLeader", elects_designated_leader, model_actions=("AdminElectsDesignatedLeader",)),
     Action("ControllerCreatesPartition", lambda pre, post, _b, mutant: creates_partition(pre, post, mutant),
            per_broker=False, model_actions=("ControllerCreatesPartition",)),
@@ -366,12 +423,14 @@ ACTIONS_BY_SEMANTICS = {
         Action("ControllerHandlesHeartbeat", handles_heartbeat, model_actions=("ControllerHandlesHeartbeat",)),
         Action("ControllerHandlesRegistration", registers_new_incarnation,
                model_actions=("ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout")),
+        Action("ControllerHandlesAssignment", handles_assignment, model_actions=("ControllerHandlesAssignment",)),
     ) + _SHARED,
     "kip": (
         Action("ControllerFencesExpiredBroker", fences_expired_broker_kip, model_actions=("ControllerFencesExpiredBroker",)),
         Action("ControllerHandlesHeartbeat", handles_heartbeat_kip, model_actions=("ControllerHandlesHeartbeat",)),
         Action("ControllerHandlesRegistration", registers_new_incarnation_kip,
                model_actions=("ControllerHandlesRegistration",)),
+        Action("ControllerHandlesAssignment", handles_assignment_kip, model_actions=("ControllerHandlesAssignment",)),
     ) + _SHARED,
 }
 ACTIONS = ACTIONS_BY_SEMANTICS["code"]

@@ -27,11 +27,13 @@ from kraftcheck.model import make_model
 from . import induction
 from .concrete import fixed_to
 
-#: The lookup configs: partition 0 on every broker, designated elections on; run under the
-#: semantics whose handlers are checked.
+#: The lookup configs: partition 0 on every broker, a restart, designated elections; the first
+#: with a directory failure, a move and AlterReplicaState; run under the semantics whose handlers
+#: are checked.
 LOOKUP = {
     "1 broker × 2 dirs": dict(brokers=1, dirs_per_broker=2, partitions=1, replication_factor=1, restarts=1,
-                              dir_failures=1, max_messages=2, semantics="code", designated=True),
+                              dir_failures=1, max_messages=2, moves=1, alter_replica_state=True, semantics="code",
+                              designated=True),
     "2 brokers × 1 dir": dict(brokers=2, dirs_per_broker=1, partitions=1, replication_factor=2, restarts=1,
                               dir_failures=0, max_messages=2, semantics="code", designated=True),
 }
@@ -48,23 +50,37 @@ class Reached:
     pre: tuple
     action: tuple
     post: tuple
+    #: a shortest run to ``pre``: ((action or None, state), ...) from an initial state
+    run: tuple = ()
 
 
 class LookupSpace:
-    """A lookup config's reachable states, each with its depth."""
+    """A lookup config's reachable states, each with its depth and the step that first found it."""
 
     def __init__(self, name: str, settings: dict):
         self.name, self.model = name, make_model(settings)
         init = list(self.model.init_states())
         self.depth = {s: 0 for s in init}
+        self.parent: dict[tuple, tuple | None] = {s: None for s in init}
         queue = deque(init)
         while queue:
             s = queue.popleft()
-            for _, t in self.model.successors(s):
+            for action, t in self.model.successors(s):
                 if t not in self.depth:
                     self.depth[t] = self.depth[s] + 1
+                    self.parent[t] = (s, action)
                     queue.append(t)
         self.in_order = sorted(self.depth, key=self.depth.get)
+
+    def run_to(self, state) -> tuple:
+        """A shortest run from an initial state to ``state``: ((action or None, state), ...)."""
+        steps = []
+        while self.parent[state] is not None:
+            previous, action = self.parent[state]
+            steps.append((action, state))
+            state = previous
+        steps.append((None, state))
+        return tuple(reversed(steps))
 
 
 _SPACES: dict[tuple[str, str], LookupSpace] = {}
@@ -94,7 +110,7 @@ def look_up(action: induction.Action, prop: induction.Property, mutant: str, sem
                 continue
             step = next(((a, t) for a, t in model.successors(s) if a[0] in action.model_actions and breaks(t)), None)
             if step is not None:
-                found = Reached(space.name, space.depth[s], model, s, *step)
+                found = Reached(space.name, space.depth[s], model, s, *step, run=space.run_to(s))
                 break
     return found
 
@@ -142,10 +158,10 @@ def cti_document(cell: induction.Cell, n: int, dirs: int, semantics: str = "code
     )
 
 
-def write_cti(directory: Path, cell: induction.Cell, document: dict) -> Path:
+def write_cti(directory: Path, cell: induction.Cell, document: dict, suffix: str = "") -> Path:
     from kraftcheck.traces.itf import write_json_atomically
 
-    return write_json_atomically(directory / f"{cell.action}_{cell.prop}.itf.json", document)
+    return write_json_atomically(directory / f"{cell.action}_{cell.prop}{suffix}.itf.json", document)
 
 
 def classify(cells: list[induction.Cell], mutant: str, semantics: str = "code") -> None:
@@ -155,3 +171,19 @@ def classify(cells: list[induction.Cell], mutant: str, semantics: str = "code") 
     for cell in cells:
         if cell.result == "counterexample" and cell.action in actions:
             cell.reached = look_up(actions[cell.action], props[cell.prop], mutant, semantics)
+
+
+def run_document(r: Reached, prop: str) -> dict:
+    """The whole run of a reachable counterexample: a shortest run to the state, then the step
+    that breaks ``prop``."""
+    from kraftcheck.traces.counterexample import state_variables, step_meta
+    from kraftcheck.traces.itf import trace_document
+
+    steps = list(r.run) + [(r.action, r.post)]
+    return trace_document(
+        [state_variables(r.model, state) for _, state in steps], [step_meta(action, r.model) for action, _ in steps],
+        {"source": "kraftcheck", "command": "prove --induction", "kind": "invariant", "invariant": prop,
+         "length": len(steps),
+         "model": "kraftcheck.model:make_model",
+         "config": {"model": "kraftcheck.model:make_model", "settings": asdict(r.model.settings)},
+         "lookup_config": r.config})

@@ -197,7 +197,7 @@ def run_induction(args) -> int:
     from kraftcheck.checker.config import ConfigError
 
     from .induction import check_induction
-    from .reach import classify, cti_document, write_cti
+    from .reach import classify, cti_document, run_document, write_cti
 
     if args.cti_dir:
         from pathlib import Path
@@ -219,6 +219,8 @@ def run_induction(args) -> int:
             if c.result == "counterexample" and c.post:
                 written[(c.action, c.prop)] = str(write_cti(Path(args.cti_dir), c,
                                                             cti_document(c, args.n, args.dirs, args.semantics)))
+                if c.reached is not None:
+                    write_cti(Path(args.cti_dir), c, run_document(c.reached, c.prop), ".run")
     out = sys.stdout
     mutant = "" if args.mutant == "none" else f", mutant {args.mutant}"
     print(f"checking {len(cells)} induction steps for {args.n} brokers with up to {args.dirs} directories each, "
@@ -232,7 +234,8 @@ def run_induction(args) -> int:
         if c.result == "counterexample":
             print(f"\n{c.action} does not keep {c.prop}: a counterexample to induction; {reach_text(c)}", file=out)
             if (c.action, c.prop) in written:
-                print(f"  written to {written[(c.action, c.prop)]}", file=out)
+                run = " and the whole run, .run.itf.json" if c.reached is not None else ""
+                print(f"  written to {written[(c.action, c.prop)]}{run}", file=out)
             for label, lines in (("before", c.pre), ("after", c.post)):
                 if lines:
                     print(f"  {label}:", file=out)

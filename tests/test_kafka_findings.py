@@ -389,6 +389,45 @@ def test_finding_5_a_two_record_assignment_raises_the_partition_epoch_by_two():
 
 # -- Finding 4: several log directories below 3.7-IV2 ---------------------------------------------
 
+ASSIGNED_TO_LOST = [
+    "BrokerStarts(b0)", "BrokerSendsRegistration(b0)",
+    "ControllerHandlesRegistration(Register(b0, incarnation 1, dirs ['dir-0', 'dir-1']))",
+    "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 1, epoch 1))", "BrokerSendsHeartbeat(b0)",
+    "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))", "ControllerCreatesPartition(p0)",
+    "BrokerConsumesMetadata(b0, p0)", "BrokerSendsAssignment(b0, p0)",
+    "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 1, p0 -> dir-0))",
+    "BrokerReceivesAssignmentResponse(AssignReplicasToDirsResponse(b0, epoch 1, p0 -> dir-0, ok))",
+    "BrokerStartsMove(b0, p0, slot 1)", "BrokerFutureCaughtUp(b0, p0)", "BrokerSendsAssignment(b0, p0)",
+    "BrokerFailsDir(b0, slot 0)", "BrokerSendsHeartbeat(b0)",
+    "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline ['dir-0']))",
+    "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 1, p0 -> dir-1))",
+    "BrokerReceivesAssignmentResponse(AssignReplicasToDirsResponse(b0, epoch 1, p0 -> dir-1, ok))",
+    "BrokerSendsAssignment(b0, p0)",
+    "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 1, p0 -> LOST))",
+]
+
+
+def test_finding_6_an_assignment_to_lost_elects_its_broker_on_the_lost_directory():
+    """After finding 5's assignment left p0 leaderless with broker 0 acceptable, the next
+    assignment, to LOST, elects broker 0 in its first record (judged on dir-1) and the second
+    record, from the same image, leaves the leader alone: broker 0 leads p0 on LOST."""
+    r = induction_run("ControllerHandlesAssignment", "LeaderOnOnlineDir")
+    model = r.model
+    steps = list(r.run) + [(r.action, r.post)]
+    assert (r.config, r.depth, len(steps)) == ("1 broker × 2 dirs", 20, 22)
+    assert [model.describe_action(a) for a, _ in steps[1:]] == ASSIGNED_TO_LOST
+    assert not model.ElectedWhenPossible(r.pre) and model.LeaderOnOnlineDir(r.pre)
+    assert model.describe(r.pre)["partition"][0]["leader"] == -1
+    after = model.describe(r.post)["partition"][0]
+    assert (after["leader"], after["isr"], after["dirs"]) == (0, [0], ["LOST"])
+    assert not model.LeaderOnOnlineDir(r.post)
+    # under the KIP's reading the assignment step keeps LeaderOnOnlineDir inductively
+    from kraftcheck.proofs.induction import check_induction
+
+    assert {(c.action, c.prop): c.result for c in check_induction(1, 2, semantics="kip")}[
+        "ControllerHandlesAssignment", "LeaderOnOnlineDir"] == "proven"
+
+
 def test_finding_4_a_failure_below_3_7_iv2_is_acknowledged_and_never_handled():
     model = make_model(settings("oldmetadata"))
     result = check(config="oldmetadata")
@@ -462,8 +501,24 @@ def searches() -> dict[str, tuple]:
     }
 
 
+#: the finding ``prove --induction``'s lookup found: checked-in trace -> (action, property)
+INDUCTION_TRACES = {
+    FINDINGS / "induction_assignment_LeaderOnOnlineDir.itf.json": ("ControllerHandlesAssignment", "LeaderOnOnlineDir"),
+}
+
+
+def induction_run(action: str, prop: str):
+    """The shortest run the lookup of ``prove --induction`` finds for a step of ``action`` that
+    breaks ``prop`` (code's semantics)."""
+    from kraftcheck.proofs.induction import ACTIONS, PROPERTIES
+    from kraftcheck.proofs.reach import look_up
+
+    return look_up(next(a for a in ACTIONS if a.name == action), next(p for p in PROPERTIES if p.name == prop), "none")
+
+
 def documents() -> dict[Path, dict]:
-    """The checked-in traces as ``kraftcheck check --continue`` writes them."""
+    """The checked-in traces as ``kraftcheck check --continue`` writes them (and as the
+    lookup of ``prove --induction`` writes its runs)."""
     check_table = {"model": "kraftcheck.model:make_model", "deadlock": False}
     meta = {"model": "kraftcheck.model:make_model"}
     found = searches()
@@ -472,6 +527,10 @@ def documents() -> dict[Path, dict]:
         model, result, source, config = found[search]
         documents[path] = counterexample_document(model, violation(result, name), {
             **meta, "config": {**meta, "source": source, "check": check_table, "settings": config}})
+    from kraftcheck.proofs.reach import run_document
+
+    for path, (action, prop) in INDUCTION_TRACES.items():
+        documents[path] = run_document(induction_run(action, prop), prop)
     return documents
 
 
@@ -481,8 +540,8 @@ def test_the_checked_in_traces_are_the_findings():
 
 
 def test_the_checked_in_traces_replay():
-    assert sorted(FINDINGS.glob("*.itf.json")) == sorted(TRACES)
-    for path, (_, name) in TRACES.items():
+    assert sorted(FINDINGS.glob("*.itf.json")) == sorted([*TRACES, *INDUCTION_TRACES])
+    for path, (_, name) in [*TRACES.items(), *INDUCTION_TRACES.items()]:
         p = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "trace", "replay", str(path)],
                            capture_output=True, text=True, cwd=REPO, timeout=120,
                            env={**os.environ, "PYTHONPATH": str(REPO)})

@@ -51,6 +51,8 @@ def request_values(model, action, pre, post, s, t, b):
             claims.append(z3.Bool(f"reports_dir{i}_offline_b{b}{tag}") ==
                           (i < len(registered) and registered[i] in offline))
         return claims
+    if name == "ControllerHandlesAssignment":
+        return [z3.BitVec(f"assigned_dir_b{b}{post.tag}", 128) == uuid128(params[0][4])]
     if name.startswith("ControllerHandlesRegistration"):
         r = post.registrations[b]
         dirs = sorted(t[ONLINE_DIRS][b])
@@ -124,24 +126,26 @@ def differences(config: str, semantics: str = "code"):
 
 #: (semantics, config) -> action -> distinct (image, request, outcome) steps agreed, and guards refused
 AGREED = {
-    ("kip", "1 broker × 2 dirs"): {"ControllerHandlesHeartbeat": 50, "ControllerHandlesRegistration": 54,
-                                   "ControllerFencesExpiredBroker": 30, "ControllerCreatesPartition": 8,
-                                   "AdminElectsDesignatedLeader refused": 61, "ControllerFencesExpiredBroker refused": 31,
-                                   "ControllerCreatesPartition refused": 53},
-    ("kip", "2 brokers × 1 dir"): {"ControllerHandlesHeartbeat": 40, "ControllerHandlesRegistration": 46,
-                                   "ControllerFencesExpiredBroker": 46, "AdminElectsDesignatedLeader": 6,
-                                   "ControllerCreatesPartition": 9, "AdminElectsDesignatedLeader refused": 90,
-                                   "ControllerFencesExpiredBroker refused": 50, "ControllerCreatesPartition refused": 39},
-    ("code", "2 brokers × 1 dir"): {"ControllerHandlesHeartbeat": 48, "ControllerHandlesRegistration": 44,
-             "ControllerHandlesRegistrationAfterSessionTimeout": 32, "ControllerFencesExpiredBroker": 50,
-             "AdminElectsDesignatedLeader": 6, "ControllerCreatesPartition": 9,
-             "AdminElectsDesignatedLeader refused": 102, "ControllerFencesExpiredBroker refused": 58,
-             "ControllerCreatesPartition refused": 45},
-    ("code", "1 broker × 2 dirs"): {"ControllerHandlesHeartbeat": 76, "ControllerHandlesRegistration": 46,
-             "ControllerHandlesRegistrationAfterSessionTimeout": 45, "ControllerFencesExpiredBroker": 40,
-             "AdminElectsDesignatedLeader": 1, "ControllerCreatesPartition": 10,
-             "AdminElectsDesignatedLeader refused": 86, "ControllerFencesExpiredBroker refused": 47,
-             "ControllerCreatesPartition refused": 77},
+    ("code", "1 broker × 2 dirs"): {
+        "AdminElectsDesignatedLeader": 10, "AdminElectsDesignatedLeader refused": 125, "ControllerCreatesPartition": 10,
+        "ControllerCreatesPartition refused": 125, "ControllerFencesExpiredBroker": 71,
+        "ControllerFencesExpiredBroker refused": 64, "ControllerHandlesAlterReplicaState": 45,
+        "ControllerHandlesAssignment": 145, "ControllerHandlesHeartbeat": 113, "ControllerHandlesRegistration": 62,
+        "ControllerHandlesRegistrationAfterSessionTimeout": 78},
+    ("code", "2 brokers × 1 dir"): {
+        "AdminElectsDesignatedLeader": 6, "AdminElectsDesignatedLeader refused": 102, "ControllerCreatesPartition": 9,
+        "ControllerCreatesPartition refused": 45, "ControllerFencesExpiredBroker": 50,
+        "ControllerFencesExpiredBroker refused": 58, "ControllerHandlesHeartbeat": 48, "ControllerHandlesRegistration": 44,
+        "ControllerHandlesRegistrationAfterSessionTimeout": 32},
+    ("kip", "1 broker × 2 dirs"): {
+        "AdminElectsDesignatedLeader refused": 85, "ControllerCreatesPartition": 8, "ControllerCreatesPartition refused": 77,
+        "ControllerFencesExpiredBroker": 42, "ControllerFencesExpiredBroker refused": 43,
+        "ControllerHandlesAlterReplicaState": 28, "ControllerHandlesAssignment": 95, "ControllerHandlesHeartbeat": 74,
+        "ControllerHandlesRegistration": 74},
+    ("kip", "2 brokers × 1 dir"): {
+        "AdminElectsDesignatedLeader": 6, "AdminElectsDesignatedLeader refused": 90, "ControllerCreatesPartition": 9,
+        "ControllerCreatesPartition refused": 39, "ControllerFencesExpiredBroker": 46,
+        "ControllerFencesExpiredBroker refused": 50, "ControllerHandlesHeartbeat": 40, "ControllerHandlesRegistration": 46},
 }
 
 
