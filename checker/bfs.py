@@ -174,7 +174,7 @@ class _Search:
             return self._run()
         except KeyboardInterrupt:  # Ctrl-C or another stopping signal: say how far the search got
             elapsed = time.perf_counter() - self.started if self.started else 0.0
-            note_figures(Figures(self.distinct, self.generated, self.depth, elapsed))
+            note_figures(Figures(self.distinct, self.generated, self.depth, elapsed, violations=self._found_so_far()))
             raise
         except MemoryError:
             pass  # raised below, once this handler has let go of the frames that hold the frontier
@@ -334,6 +334,15 @@ class _Search:
             if not all(verdicts):
                 first_false = next(i for i, v in enumerate(verdicts) if not predicate_holds("invariant", name, v))
                 self.bad_states[name] = first_index + first_false
+
+    def _found_so_far(self) -> tuple:
+        """(kind, name, shortest trace length) of each violation found, shortest first: BFS
+        order makes each the shortest there is."""
+        found = [("invariant", name, len(self.chain_to(index))) for name, index in self.bad_states.items()]
+        found += [("action", name, len(self.chain_to(parent)) + 1) for name, (parent, _) in self.bad_steps.items()]
+        if self.deadlocked is not None:
+            found.append(("deadlock", "", len(self.chain_to(self.deadlocked))))
+        return tuple(sorted(found, key=lambda f: (f[2], f[1])))
 
     def memory_bytes(self) -> int:
         """Bytes held for the visited fingerprints and the parent records."""

@@ -4,8 +4,8 @@ Each raises :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread, s
 is under way unwinds as on Ctrl-C: the live progress line stops and shows the cursor again,
 a ``dot`` being run is killed (``subprocess.run`` kills its child on any exception), the
 temporary file of an output being written is removed, a Spark job is cancelled and the
-session stopped.  The command then prints the figures of the search so far (those an engine
-or ``check`` noted with :func:`note_figures`) and exits with 128 + the signal's number, the
+session stopped.  The command then prints the violations found so far and the figures of the
+search (those an engine or ``check`` noted with :func:`note_figures`) and exits with 128 + the signal's number, the
 shells' convention: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP.
 
 A signal that arrives while the first one is being handled is ignored, so that the clean-up
@@ -56,6 +56,9 @@ class Figures:
     depth: int
     elapsed_s: float
     verdict: str | None = None
+    #: what the search had found when it was stopped: (kind, name, shortest trace length),
+    #: kind "invariant", "action" (a step property) or "deadlock"
+    violations: tuple = ()
 
 
 class _Stopping:
@@ -123,7 +126,8 @@ def report_interruption(interruption: KeyboardInterrupt, out=None, err=None) -> 
     signum = getattr(interruption, "signum", signal.SIGINT)
     name = signal_name(signum)
     figures = _Stopping.figures
-    for line, stream in ((figures_line(name, figures) if figures else None, out),
+    found = [(line, out) for line in found_lines(figures.violations)] if figures and figures.verdict is None else []
+    for line, stream in (*found, (figures_line(name, figures) if figures else None, out),
                          (f"kraftcheck: error: interrupted by {name}", err)):
         if line is None:
             continue
@@ -132,6 +136,14 @@ def report_interruption(interruption: KeyboardInterrupt, out=None, err=None) -> 
         except (OSError, ValueError):  # a closed or hung-up terminal
             pass
     return exit_code_for(signum)
+
+
+def found_lines(violations) -> list[str]:
+    """What a stopped search had found, as ``check`` reports it; its traces are not written."""
+    said = {"invariant": "invariant {} is violated", "action": "step property {} is violated",
+            "deadlock": "deadlock reached"}
+    return [f"error: {said[kind].format(name)}; shortest trace: {length} states (found before the interruption; "
+            "its trace is not written)" for kind, name, length in violations]
 
 
 def figures_line(name: str, figures: Figures) -> str:

@@ -140,18 +140,22 @@ class Slow:
     the state 2 is expanded (the search is under way, two levels done); ``describing``, a
     file created when ``describe`` runs (the search has ended and its trace is being
     written); ``describe_ms``, milliseconds ``describe`` then sleeps; ``payload``, the length
-    of a list of numbers ``describe`` adds to each state, so that writing a trace takes long.
+    of a list of numbers ``describe`` adds to each state, so that writing a trace takes long;
+    ``early``, a count that the invariant ``NotEarly`` rejects (0: no such invariant).
     """
 
     actions = ["Up"]
 
     def __init__(self, config: dict):
         cfg = _reject_unknown(config, {"limit": 3, "step_ms": 0, "ready": "", "describing": "", "describe_ms": 0,
-                                       "payload": 0})
+                                       "payload": 0, "early": 0})
         self.limit, self.step_ms, self.payload = cfg["limit"], cfg["step_ms"], cfg["payload"]
         self.ready, self.describing = cfg["ready"], cfg["describing"]
         self.describe_ms = cfg["describe_ms"]
         self.invariants = {"BelowLimit": lambda s: s < self.limit}
+        if cfg["early"]:
+            # broken at the count ``early``: a violation found before the search is stopped
+            self.invariants["NotEarly"] = lambda s: s != cfg["early"]
 
     def init_states(self):
         return [0]

@@ -77,6 +77,22 @@ def test_a_signal_during_the_search_prints_the_figures_so_far(tmp_path, signum, 
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
 
 
+def test_a_signal_reports_the_violations_found_before_it(tmp_path):
+    """--continue: the invariant broken at count 1 was found at the second level; a SIGTERM at
+    the third reports it, with its shortest trace's length, before the figures."""
+    ready = tmp_path / "ready"
+    process = start("--set", "limit=100000", "--set", "step_ms=20", "--set", f"ready={ready}", "--set", "early=1",
+                    "--continue", "--trace-dir", str(tmp_path / "out"))
+    wait_for(ready.exists, "the search's third level", process)
+    process.send_signal(signal.SIGTERM)
+    returncode, out, err = finish(process)
+    assert (returncode, err) == (143, "kraftcheck: error: interrupted by SIGTERM\n")
+    lines = out.splitlines()
+    assert lines[-2] == ("error: invariant NotEarly is violated; shortest trace: 2 states (found before the "
+                         "interruption; its trace is not written)")
+    assert SEARCH_STOPPED.match(lines[-1]), out
+
+
 def test_a_signal_while_a_trace_is_written_removes_its_temporary_file(tmp_path):
     out_dir = tmp_path / "out"
     # a long list in every state: the trace takes a second or more to write
