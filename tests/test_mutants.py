@@ -52,13 +52,23 @@ def test_every_mutant_caught_exits_0(counters):
     ]
 
 
+#: the line of tests/models.py where the bounded counter crashes under a mutant
+CRASH = 'raise RuntimeError("the mutant crashed")'
+
+
+def line_of(text: str) -> int:
+    """The line of tests/models.py that holds ``text`` (the place an error message names)."""
+    lines = (REPO / "tests" / "models.py").read_text().splitlines()
+    return next(number for number, line in enumerate(lines, start=1) if text in line)
+
+
 def test_a_model_failing_under_a_mutant_is_exit_1(tmp_path, counters):
     crashing = write_config(tmp_path, "crashing", "tests.models:bounded", deadlock=False, crash="true")
     p = kraftcheck("mutants", crashing, counters[1], "--mutant", "overflow", "--quiet")
     assert p.returncode == 1
     assert rows_of(p.stdout)[1:] == [["overflow", "error", "-", "-", "-"], ["mutation score: 0/1 caught"]]
     assert p.stderr == (f"kraftcheck: error: mutant overflow at {crashing}: the model raised RuntimeError: "
-                        "the mutant crashed (models.py:246)\n")
+                        f"the mutant crashed (models.py:{line_of(CRASH)})\n")
 
 
 def test_junit_report_a_test_case_per_mutant(tmp_path, counters):
