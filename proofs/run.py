@@ -194,16 +194,15 @@ def reach_text(cell) -> str:
 def run_induction(args) -> int:
     """``prove --induction``: the table of actions against invariants and helpers, then each
     counterexample to induction, its two states in Kafka's terms."""
+    from pathlib import Path
+
+    from kraftcheck.checker.cli import _unwritable
     from kraftcheck.checker.config import ConfigError
 
     from .induction import check_induction
     from .reach import classify, cti_document, run_document, write_cti
 
     if args.cti_dir:
-        from pathlib import Path
-
-        from kraftcheck.checker.cli import _unwritable
-
         problem = _unwritable(Path(args.cti_dir), directory=True)
         if problem:
             raise ConfigError(f"cannot write counterexamples to {args.cti_dir}: {problem}")
@@ -212,8 +211,6 @@ def run_induction(args) -> int:
     code = induction_exit_code(cells)
     written = {}
     if args.cti_dir:
-        from pathlib import Path
-
         Path(args.cti_dir).mkdir(parents=True, exist_ok=True)
         for c in cells:
             if c.result == "counterexample" and c.post:

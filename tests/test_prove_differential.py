@@ -63,6 +63,15 @@ def request_values(model, action, pre, post, s, t, b):
     return []
 
 
+def stepping(relation, n: int, dirs: int, image: tuple, b: int | None):
+    """A solver holding a step of ``relation`` by broker ``b`` from the model's controller
+    ``image``; with the pre- and post-state it speaks of."""
+    pre, post = induction.ControllerState(n, dirs, ""), induction.ControllerState(n, dirs, "'")
+    solver = z3.Solver()
+    solver.add(fixed_to(pre, image), relation(pre, post, b, "none"))
+    return pre, post, solver
+
+
 def differences(config: str, semantics: str = "code"):
     """Every reachable state of the lookup config ``config`` (proofs/reach.py) against z3."""
     model = make_model(dict(LOOKUP[config], semantics=semantics))
@@ -85,10 +94,8 @@ def differences(config: str, semantics: str = "code"):
                 continue
             done.add(key)
             b = broker_of(action)
-            pre, post = induction.ControllerState(n, dirs, ""), induction.ControllerState(n, dirs, "'")
-            solver = z3.Solver()
-            solver.add(fixed_to(pre, image), steps[action[0]](pre, post, b, "none"),
-                       *request_values(model, action, pre, post, s, t, b))
+            pre, post, solver = stepping(steps[action[0]], n, dirs, image, b)
+            solver.add(*request_values(model, action, pre, post, s, t, b))
             if solver.check() != z3.sat:
                 mismatches.append((model.describe_action(action), "z3 allows no step"))
                 continue
@@ -115,9 +122,7 @@ def differences(config: str, semantics: str = "code"):
                 if enabled or (name, comparable(image), b) in done:
                     continue
                 done.add((name, comparable(image), b))
-                pre, post = induction.ControllerState(n, dirs, ""), induction.ControllerState(n, dirs, "'")
-                solver = z3.Solver()
-                solver.add(fixed_to(pre, image), steps[name](pre, post, b, "none"))
+                _, _, solver = stepping(steps[name], n, dirs, image, b)
                 if solver.check() != z3.unsat:
                     mismatches.append((name, b, "z3 takes a step the model's guard refuses"))
                 checked[f"{name} refused"] += 1
