@@ -692,11 +692,10 @@ class _SparkSearch:
         if self.progress is None:
             return
         elapsed = time.perf_counter() - self.started
-        print(
-            f"level {self.depth}: frontier {frontier_size:,}, distinct {self.distinct:,}, {seconds:.2f} s",
-            file=sys.stderr,
-            flush=True,
-        )
+        # one write, the newline in it: a signal between print's two writes would leave the
+        # interruption's error line glued to this one
+        sys.stderr.write(f"level {self.depth}: frontier {frontier_size:,}, distinct {self.distinct:,}, {seconds:.2f} s\n")
+        sys.stderr.flush()
         self.progress(Progress(self.distinct, self.generated, self.depth, frontier_size, elapsed))
 
     def _finish(self, level_seconds) -> Result:
