@@ -7,7 +7,7 @@ from itertools import product
 
 from .state import (
     ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, BROKER_IMAGE, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
-    FAILED_ACKED, FUTURE, HEALTHY, HEARTBEAT, HEARTBEAT_RESPONSE, INCARNATION, KNOWN_EPOCH, LEADER,
+    ACKED, FAILED_ACKED, FUTURE, HEALTHY, HIGH_WATERMARK, REPLICA_LOG, HEARTBEAT, HEARTBEAT_RESPONSE, INCARNATION, KNOWN_EPOCH, LEADER,
     LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
     REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, bag_add, bag_remove, except_at,
 )
@@ -37,6 +37,7 @@ class BrokerActions:
             return None
         ids, logs, fut = list(s[DIR_IDS][b]), list(s[LOGS][b]), list(s[FUTURE][b])
         next_uuid = s[NEXT_UUID]
+        emptied = ()  # partitions whose log was on a replaced disk
         for i, fate in choice:  # in slot order, so fresh UUIDs are handed out in slot order
             if fate == REPAIRED:
                 continue
@@ -45,9 +46,10 @@ class BrokerActions:
                 next_uuid += 1
             else:
                 ids[i] = fate  # mutant reserved_uuids: the format tool wrote a reserved UUID
+            emptied += s[LOGS][b][i]
             logs[i] = ()  # a new, empty disk
             fut = [NONE if f == i else f for f in fut]
-        return self._with(
+        n = self._with(
             s,
             brokerStatus=except_at(s[STATUS], b, STARTING),
             incarnation=except_at(s[INCARNATION], b, s[INCARNATION][b] + 1),
@@ -57,6 +59,22 @@ class BrokerActions:
             future=except_at(s[FUTURE], b, tuple(fut)),
             nextUuid=next_uuid,
         )
+        if emptied and n[REPLICA_LOG]:
+            # their records and high watermarks went with the old disk
+            n = self._with(
+                n,
+                replicaLog=except_at(n[REPLICA_LOG], b, tuple(() if p in emptied else log for p, log in enumerate(n[REPLICA_LOG][b]))),
+                highWatermark=except_at(n[HIGH_WATERMARK], b,
+                                        tuple(0 if p in emptied else hw for p, hw in enumerate(n[HIGH_WATERMARK][b]))),
+            )
+            n = self._with(n, acked=tuple(self.surviving(n, p, entries) for p, entries in enumerate(n[ACKED])))
+        return n
+
+    def surviving(self, s, p, entries) -> tuple:
+        """The acknowledged records of p that some replica's log still holds: a replaced disk that
+        took the last copy of a record gave it up (no protocol can keep what no disk holds)."""
+        logs = [s[REPLICA_LOG][b][p] for b in self.replicas[p]]
+        return tuple(entry for entry in entries if any(entry[0] < len(log) and log[entry[0]] == entry[1] for log in logs))
 
     def refuses_jbod(self, s) -> bool:
         """KIP-858: a broker with several log directories does not run below 3.7-IV2.  Kafka's

@@ -55,6 +55,11 @@ class Settings:
     #: own image, brought up to date by BrokerLoadsMetadata (false: every broker reads the
     #: latest committed metadata at once)
     broker_lag: bool = False
+    #: the data plane: records producers write (acks=all) in the whole run; replicas keep logs,
+    #: followers fetch, leaders change the ISR with AlterPartition (0: no logs at all)
+    records: int = 0
+    #: min.insync.replicas: a leader takes a record only with at least this many in its ISR
+    min_isr: int = 1
     mutant: str = "none"
 
 
@@ -125,13 +130,19 @@ def _validate(s: Settings) -> None:
         1 <= s.replication_factor <= s.brokers,
         f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {r(s.replication_factor)}",
     )
-    for key in ("restarts", "dir_failures", "max_losses", "moves", "failovers"):
+    for key in ("restarts", "dir_failures", "max_losses", "moves", "failovers", "records"):
         value = getattr(s, key)
         need(0 <= value <= MAX_COUNT, f"model setting {key!r} must be between 0 and {MAX_COUNT}, not {reprlib.repr(value)}")
     need(1 <= s.max_messages <= MAX_COUNT,
          f"model setting 'max_messages' must be between 1 and {MAX_COUNT}, not {reprlib.repr(s.max_messages)}")
     need(1 <= s.max_uncommitted <= MAX_COUNT,
          f"model setting 'max_uncommitted' must be between 1 and {MAX_COUNT}, not {reprlib.repr(s.max_uncommitted)}")
+    need(
+        1 <= s.min_isr <= s.replication_factor,
+        f"model setting 'min_isr' must be between 1 and replication_factor ({s.replication_factor}), not {r(s.min_isr)}",
+    )
+    need(s.records == 0 or not s.broker_lag,
+         "model setting 'records' needs broker_lag = false: the data plane reads the latest committed metadata")
     need(s.failovers == 0 or s.semantics == "code",
          "model setting 'failovers' needs semantics = \"code\": under the KIP's reading the controller writes no records")
     need(

@@ -4,7 +4,7 @@ operations: each reads the image, writes records, replays them, and answers."""
 from __future__ import annotations
 
 from .state import (
-    ASSIGN_RESPONSE, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL, FENCED,
+    ALTER_PARTITION_RESPONSE, LEADER_EPOCH, NO_LEADER_CHANGE, PARTITION_EPOCH, ASSIGN_RESPONSE, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL, FENCED,
     HEARTBEAT_RESPONSE, ISR, LEADER, MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_CHANGE, PARTITION_RECORD, UNCOMMITTED,
     REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, bag_add,
@@ -294,6 +294,52 @@ class ControllerHandlers:
             return n
         dirs = except_at(part[DIRS], self.replicas[p].index(b), LOST)
         return self.write(n, [self.partition_change_record(n, p, remove=b, new_dirs=dirs)])
+
+    def ControllerHandlesAlterPartition(self, s, m):
+        """ReplicationControlManager.alterPartition: the broker epoch (a stale one fails the
+        request whole: nothing written, and the leader's pending change ends with it), then
+        validateAlterPartitionData's checks in Kafka's order, each an error answered with nothing
+        written; then the builder's record with the ISR asked for, its election keeping the
+        leader if it is still acceptable (else NEW_LEADER_ELECTED, the record written all the
+        same).  The answer goes out once the records are committed."""
+        _, b, epoch, p, leader_epoch, partition_epoch, isr_with_epochs = m
+        n = self._with(s, network=bag_remove(s[NETWORK], m))
+        proposed = tuple(r for r, _ in isr_with_epochs)
+
+        def answer(error):
+            return (ALTER_PARTITION_RESPONSE, b, epoch, p, leader_epoch, proposed, error)
+
+        if not self.epoch_is_current(s, b, epoch) and not (self.mutant == "skip_epoch_check" and self.registered(s, b)):
+            return n  # STALE_BROKER_EPOCH
+        error = self._alter_partition_error(s, b, p, leader_epoch, partition_epoch, isr_with_epochs)
+        if error != "NONE":
+            return self.write(n, [], answer(error))
+        record = self.partition_change_record(s, p, target_isr=proposed)
+        if record is not None and record[2] not in (NO_LEADER_CHANGE, b):
+            return self.write(n, [record], answer("NEW_LEADER_ELECTED"))
+        return self.write(n, [record], answer("NONE"))
+
+    def _alter_partition_error(self, s, b, p, leader_epoch, partition_epoch, isr_with_epochs) -> str:
+        """validateAlterPartitionData: the first check the request fails, or NONE."""
+        part = s[PARTITION][p]
+        proposed = [r for r, _ in isr_with_epochs]
+        if leader_epoch > part[LEADER_EPOCH] or partition_epoch > part[PARTITION_EPOCH]:
+            return "NOT_CONTROLLER"  # the sender knows a newer partition: this controller is stale
+        if leader_epoch < part[LEADER_EPOCH]:
+            return "FENCED_LEADER_EPOCH"
+        if b != part[LEADER]:
+            return "INVALID_REQUEST"
+        if partition_epoch < part[PARTITION_EPOCH]:
+            return "INVALID_UPDATE_VERSION"
+        if len(set(proposed)) != len(proposed) or not set(proposed) <= set(self.replicas[p]) or part[LEADER] not in proposed:
+            return "INVALID_REQUEST"  # Replicas.validateIsr; the ISR must hold the leader
+        for r, broker_epoch in isr_with_epochs:
+            # ineligibleReplicasForIsr: not registered, fenced, or another incarnation (KIP-903)
+            if not self.registered(s, r) or s[FENCED][r]:
+                return "INELIGIBLE_REPLICA"
+            if broker_epoch != s[BROKER_EPOCH][r]:
+                return "INELIGIBLE_REPLICA"
+        return "NONE"
 
     def ControllerCreatesPartition(self, s, p):
         """CreateTopics with a manual assignment: every replica registered, the ISR its unfenced

@@ -4,7 +4,7 @@ each named like its TLA+ operator; spec/README.md gives each one's source."""
 from __future__ import annotations
 
 from .state import (
-    BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
+    ACKED, HIGH_WATERMARK, REPLICA_LOG, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
     LEADER_EPOCH, LOGS, METADATA_VERSION, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, UNCOMMITTED, FAILOVERS_DONE, bag_remove,
 )
@@ -153,6 +153,41 @@ class Invariants:
                 return False
         return True
 
+    def HighWatermarkWithinLog(self, s) -> bool:
+        """No replica's high watermark is beyond its log end offset."""
+        return all(hw <= len(log) for hws, logs in zip(s[HIGH_WATERMARK], s[REPLICA_LOG]) for hw, log in zip(hws, logs))
+
+    def CommittedRecordsSurvive(self, s) -> bool:
+        """Every record acknowledged to its producer (below its leader's high watermark, acks=all)
+        is in the log of every broker that acts as the partition's leader (running, named leader
+        by its metadata, its log readable): a clean election only ever picks a replica that holds
+        it, and followers truncate to what their leader holds.  Two things may give records up:
+        an election that declares itself unclean (those its new leader lacks), and a replaced
+        disk that took the last copy (BrokerStarts)."""
+        if not s[ACKED]:
+            return True
+        for p, entries in enumerate(s[ACKED]):
+            if not entries:
+                continue
+            for b in self.replicas[p]:
+                if self.leading(s, b, p) is None:
+                    continue
+                log = s[REPLICA_LOG][b][p]
+                if any(o >= len(log) or log[o] != e for o, e, _ in entries):
+                    return False
+        return True
+
+    def OneLeaderCommitsPerEpoch(self, s) -> bool:
+        """The records acknowledged in a leader epoch were all acknowledged by one broker: two
+        brokers that both think they lead in one epoch never both commit (the controller design's
+        "multiple leaders in transition")."""
+        for entries in s[ACKED]:
+            leaders = {}
+            for _, epoch, b in entries:
+                if leaders.setdefault(epoch, b) != b:
+                    return False
+        return True
+
     # -----------------------------------------------------------------------------------------
     # Step properties ([][P]_vars, TLC PROPERTY), checked on every transition
     # -----------------------------------------------------------------------------------------
@@ -163,9 +198,10 @@ class Invariants:
                 s[COMMITTED_IMAGE], s[UNCOMMITTED], s[FAILOVERS_DONE])
 
     def StaleEpochChangesNothing(self, s, action, t) -> bool:
-        """A heartbeat, AssignReplicasToDirs or AlterReplicaState whose broker epoch is not the
-        broker's registered one writes nothing and answers nothing (KIP-589)."""
-        if action[0] not in ("ControllerHandlesHeartbeat", "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState"):
+        """A heartbeat, AssignReplicasToDirs, AlterReplicaState or AlterPartition whose broker epoch
+        is not the broker's registered one writes nothing and answers nothing (KIP-589)."""
+        if action[0] not in ("ControllerHandlesHeartbeat", "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState",
+                             "ControllerHandlesAlterPartition"):
             return True
         m = action[1]
         if self.epoch_is_current(s, m[1], m[2]):

@@ -4,9 +4,9 @@ Every action is one method named like its TLA+ operator in ``spec/KRaftJBOD.tla`
 then the new state, everything else unchanged.  A method returns the next state, or
 ``None`` when its guard is false.  The actions are split by role: the brokers' in
 ``broker.py``, the controller's handlers and the administrator's in ``controller.py``, the
-network's in ``network.py``; records and their replay in ``records.py``, the shared operators
-in ``operators.py``, invariants and step properties in ``invariants.py``, the state's layout
-in ``state.py``.  This module puts them together: the constants, Init, Next, and what a
+data plane's in ``data.py``, the network's in ``network.py``; records and their replay in
+``records.py``, the shared operators in ``operators.py``, invariants and step properties in
+``invariants.py``, the state's layout in ``state.py``.  This module puts them together: the constants, Init, Next, and what a
 trace shows.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 from .broker import BrokerActions
 from .config import Settings
 from .controller import ControllerHandlers
+from .data import DataPlaneActions
 from .invariants import Invariants
 from .mutants import MUTANTS
 from .network import DELIVERY_ACTION, NetworkActions, message_label
@@ -23,7 +24,7 @@ from .picture import picture
 from .records import Records, record_label
 from .sequence import sequence
 from .state import (
-    ACTIONS, BROKER_EPOCH, BROKER_IMAGE, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
+    ACKED, ACTIONS, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
     FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED, MV_3_6, MV_3_7_IV2,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
@@ -33,7 +34,7 @@ from .state import (
 from .uuids import FIRST_REAL, uuid_name
 
 
-class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Invariants, Operators):
+class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActions, Records, Invariants, Operators):
     """The model: constants from the settings, Init, Next as named actions, invariants."""
 
     def __init__(self, settings: Settings):
@@ -66,6 +67,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             "FailedMoveReverted": self.FailedMoveReverted,
             "AcknowledgedFailureLeadsNothing": self.AcknowledgedFailureLeadsNothing,
             "ControllerStateIsReplayedLog": self.ControllerStateIsReplayedLog,
+            "HighWatermarkWithinLog": self.HighWatermarkWithinLog,
+            "CommittedRecordsSurvive": self.CommittedRecordsSurvive,
+            "OneLeaderCommitsPerEpoch": self.OneLeaderCommitsPerEpoch,
         }
         # The traces' picture of a state (model/picture.py) and their message sequence chart
         # (model/sequence.py), drawn from ``describe``'s output.
@@ -112,7 +116,21 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             (),
             0,
             (),
+            (),
+            (),
+            (),
+            (),
+            0,
         )
+        if self.data_plane:
+            # every replica's log empty; no leader has heard from a follower yet
+            state = self._with(
+                state,
+                replicaLog=(((),) * npart,) * nb,
+                highWatermark=((0,) * npart,) * nb,
+                followerEnd=((self.no_follower_state,) * npart,) * nb,
+                acked=((),) * npart,
+            )
         if self.metadata_log:
             # the log starts empty: the committed image is the initial controller state
             state = self._with(state, committedImage=self.controller_image(state))
@@ -191,6 +209,18 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
         if self.settings.broker_lag:
             for b in self.brokers:
                 add(("BrokerLoadsMetadata", b), self.BrokerLoadsMetadata(s, b))
+        if self.data_plane:
+            # each action over every broker and partition in turn, as TLC takes Next's disjuncts
+            pairs = [(b, p) for b in self.brokers for p in self.partitions]
+            for b, p in pairs:
+                add(("LeaderAppendsRecord", b, p), self.LeaderAppendsRecord(s, b, p))
+            for b, p in pairs:
+                add(("FollowerFetches", b, p), self.FollowerFetches(s, b, p))
+            for b, p in pairs:
+                for r in self.brokers:
+                    add(("LeaderSendsAlterPartition", b, p, r), self.LeaderSendsAlterPartition(s, b, p, r))
+            for b, p in pairs:
+                add(("LeaderAdvancesHighWatermark", b, p), self.LeaderAdvancesHighWatermark(s, b, p))
         return out
 
 
@@ -244,6 +274,14 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, NetworkActions, Records, Inva
             ],
             "failoversDone": s[FAILOVERS_DONE],
             "brokerImage": [self.describe_controller(image) for image in s[BROKER_IMAGE]],
+            "replicaLog": [[list(log) for log in per] for per in s[REPLICA_LOG]],
+            "highWatermark": [list(per) for per in s[HIGH_WATERMARK]],
+            "followerEnd": [
+                [{"leaderEpoch": epoch, "epochStart": start, "ends": list(ends)} for epoch, start, ends in per]
+                for per in s[FOLLOWER_END]
+            ],
+            "acked": [[{"offset": o, "leaderEpoch": e, "leader": b} for o, e, b in entries] for entries in s[ACKED]],
+            "produced": s[PRODUCED],
         }
 
     @staticmethod
@@ -289,4 +327,8 @@ _PARAM_KINDS = {
     "ControllerFencesExpiredBroker": ("b",),
     "ControllerCreatesPartition": ("p",),
     "AdminElectsDesignatedLeader": ("p", "b"),
+    "LeaderAppendsRecord": ("b", "p"),
+    "FollowerFetches": ("b", "p"),
+    "LeaderSendsAlterPartition": ("b", "p", "b"),
+    "LeaderAdvancesHighWatermark": ("b", "p"),
 }

@@ -4,7 +4,7 @@ action that handles their kind, and shown in traces by ``message_label``."""
 from __future__ import annotations
 
 from .state import (
-    ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, HEARTBEAT, HEARTBEAT_RESPONSE, LOST_MESSAGES,
+    ALTER_PARTITION, ALTER_PARTITION_RESPONSE, ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, HEARTBEAT, HEARTBEAT_RESPONSE, LOST_MESSAGES,
     MESSAGE_NAMES, NETWORK, REGISTER, REGISTER_RESPONSE, bag_remove, dir_name,
 )
 
@@ -18,6 +18,8 @@ DELIVERY_ACTION = {
     ASSIGN: "ControllerHandlesAssignment",
     ASSIGN_RESPONSE: "BrokerReceivesAssignmentResponse",
     ALTER_REPLICA_STATE: "ControllerHandlesAlterReplicaState",
+    ALTER_PARTITION: "ControllerHandlesAlterPartition",
+    ALTER_PARTITION_RESPONSE: "BrokerReceivesAlterPartitionResponse",
 }
 
 
@@ -44,4 +46,9 @@ def message_label(m: tuple) -> str:
         return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {dir_name(m[4])})"
     if m[0] == ASSIGN_RESPONSE:
         return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {dir_name(m[4])}, {'ok' if m[5] else 'error'})"
+    if m[0] == ALTER_PARTITION:
+        isr = ", ".join(f"b{r} epoch {e}" for r, e in m[6])
+        return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]}, leader epoch {m[4]}, partition epoch {m[5]}, isr [{isr}])"
+    if m[0] == ALTER_PARTITION_RESPONSE:
+        return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]}, leader epoch {m[4]}, isr {list(m[5])}, {m[6]})"
     return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]})"

@@ -4,7 +4,7 @@ who may lead, and how a state is rebuilt with some variables changed."""
 from __future__ import annotations
 
 from .state import (
-    BROKER_EPOCH, BROKER_IMAGE, COMMITTED_IMAGE, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
+    BROKER_EPOCH, BROKER_IMAGE, COMMITTED_IMAGE, FOLLOWER_END, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
     KNOWN_EPOCH, LOGS, METADATA_VERSION, MV_3_7_IV2, NETWORK, NONE, OFF, ONLINE_DIRS, QUEUED,
     REGISTERED_INCARNATION, RUNNING, STATUS, VARIABLE_INDEX, except_at,
 )
@@ -115,11 +115,14 @@ class Operators:
         return tuple(n)
 
     def _broker_down(self, s, b):
-        """A broker process stops: in-memory queues and epoch are gone; logs, futures and disk
-        health stay."""
-        return self._with(
+        """A broker process stops: in-memory queues, epoch and what it knew of its followers are
+        gone; logs (their records and high watermarks), futures and disk health stay."""
+        n = self._with(
             s,
             brokerStatus=except_at(s[STATUS], b, OFF),
             queued=except_at(s[QUEUED], b, (NONE,) * len(self.partitions)),
             knownEpoch=except_at(s[KNOWN_EPOCH], b, 0),
         )
+        if s[FOLLOWER_END]:
+            n = self._with(n, followerEnd=except_at(s[FOLLOWER_END], b, (self.no_follower_state,) * len(self.partitions)))
+        return n

@@ -131,7 +131,8 @@ def _broker(now: _View, before: _View | None, b: int) -> str:
               f'  <FONT POINT-SIZE="9">incarnation {_e(incarnation)}{epoch_text}</FONT></TD></TR>')
     dirs = [_directory(now, before, b, slot) for slot in range(len(now.at("dirIds", b) or []))]
     queued = _queued(now, before, b)
-    body = "".join(f"<TR><TD>{d}</TD></TR>" for d in dirs) + queued + _loaded_metadata(now, before, b)
+    body = ("".join(f"<TR><TD>{d}</TD></TR>" for d in dirs) + queued + _replica_logs(now, before, b)
+            + _loaded_metadata(now, before, b))
     return (f'<TABLE BORDER="1" COLOR="#4a6fa5" CELLBORDER="0" CELLSPACING="3" CELLPADDING="2"'
             f' BGCOLOR="{background}">{header}{body}</TABLE>')
 
@@ -200,6 +201,29 @@ def _queued(now: _View, before: _View | None, b: int) -> str:
                 "</FONT></TD></TR>")
     text = ", ".join(f"p{p} in {_uuid(d)}" for p, d in items)
     return f'<TR><TD ALIGN="LEFT"{_bg(changed)}><FONT POINT-SIZE="9">to tell the controller: {text}</FONT></TD></TR>'
+
+
+def replica_log_text(records: list, high_watermark: Any) -> str:
+    """A replica's log as the picture shows it: the leader epoch of each record by offset, its
+    log end offset and its high watermark."""
+    shown = " ".join(f"e{_e(epoch)}" for epoch in records) if records else "empty"
+    return f"[{shown}]  end {len(records)}, hw {_e(high_watermark)}"
+
+
+def _replica_logs(now: _View, before: _View | None, b: int) -> str:
+    """With the data plane: each replica's log (records by leader epoch), end and high watermark."""
+    logs = now.at("replicaLog", b)
+    if not isinstance(logs, list):
+        return ""
+    rows = []
+    for p, records in enumerate(logs):
+        mark = now.at("highWatermark", b, p)
+        if not isinstance(records, list) or (not records and not mark):
+            continue
+        changed = _differs(now, before, "replicaLog", b, p) or _differs(now, before, "highWatermark", b, p)
+        rows.append(f'<TR><TD ALIGN="LEFT"{_bg(changed)}><FONT POINT-SIZE="9">p{p} log '
+                    f"{replica_log_text(records, mark)}</FONT></TD></TR>")
+    return "".join(rows)
 
 
 def _loaded_metadata(now: _View, before: _View | None, b: int) -> str:
@@ -279,6 +303,12 @@ def _partitions(now: _View, before: _View | None) -> str:
             text = (f"<B>p{p}</B>  {leader_text}  ISR {{{isr}}}  replicas: {placed}"
                     f'  <FONT POINT-SIZE="9">leader epoch {_e(part.get("leaderEpoch"))},'
                     f' partition epoch {_e(part.get("partitionEpoch"))}</FONT>')
+        acked = (now.get("acked") or [])[p:p + 1]
+        if acked and acked[0]:
+            offsets = ", ".join(f"{_e(e.get('offset'))} (e{_e(e.get('leaderEpoch'))})" for e in acked[0]
+                                if isinstance(e, dict))
+            text += f'  <FONT POINT-SIZE="9">acknowledged: {offsets}</FONT>'
+            changed = changed or _differs(now, before, "acked", p)
         rows.append(f'<TR><TD ALIGN="LEFT"{_bg(changed)}>{text}</TD></TR>')
     if not rows:
         rows.append('<TR><TD ALIGN="LEFT">no partitions</TD></TR>')

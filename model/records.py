@@ -15,22 +15,25 @@ from .state import (
 class Records:
     """Building PartitionChangeRecords from an image, and replaying every record kind."""
 
-    def partition_change_record(self, view, p, remove=NONE, add=NONE, new_dirs=None, keep_in_isr=False, acceptor_dirs=None):
+    def partition_change_record(self, view, p, remove=NONE, add=NONE, new_dirs=None, keep_in_isr=False, acceptor_dirs=None,
+                                target_isr=None):
         """PartitionChangeBuilder.build, reading the image ``view``: remove a broker from the ISR
         (never the last member), then elect (clean: the current leader if still acceptable, else
         the first acceptable ISR replica in replica order, else no leader).  ``remove`` is never
         an acceptable leader and ``add`` is one though the image still has it fenced
         (generateLeaderAndIsrUpdates' brokerToRemove and brokerToAdd).  A replica is judged on
         ``acceptor_dirs`` (Kafka's LeaderAcceptor reads the registration the builder started
-        from), by default the new directories.  Returns the PartitionChangeRecord, holding only
-        what changes, or None when nothing does."""
+        from), by default the new directories.  ``target_isr``: the ISR a leader's AlterPartition
+        asks for (setTargetIsrWithBrokerStates), instead.  Returns the PartitionChangeRecord,
+        holding only what changes, or None when nothing does."""
         part = view[PARTITION][p]
         leader, isr, dirs = part[LEADER], part[ISR], part[DIRS]
         target_dirs = dirs if new_dirs is None else new_dirs
         judged_dirs = target_dirs if acceptor_dirs is None else acceptor_dirs
-        target_isr = isr
-        if remove != NONE and remove in isr and len(isr) > 1 and not keep_in_isr:
-            target_isr = tuple(r for r in isr if r != remove)
+        if target_isr is None:
+            target_isr = isr
+            if remove != NONE and remove in isr and len(isr) > 1 and not keep_in_isr:
+                target_isr = tuple(r for r in isr if r != remove)
         replicas = self.replicas[p]
 
         def ok(r):

@@ -14,7 +14,7 @@ from collections import Counter, deque
 
 CONTROLLER = "controller"
 #: Requests go from a broker to the controller; every other message kind the other way.
-REQUESTS = ("Register", "Heartbeat", "AssignReplicasToDirs", "AlterReplicaState")
+REQUESTS = ("Register", "Heartbeat", "AssignReplicasToDirs", "AlterReplicaState", "AlterPartition")
 LOSS = "NetworkLosesMessage"
 _BROKER_IN_LABEL = re.compile(r"\(b(\d+)[,)]")
 
@@ -82,7 +82,7 @@ def _notes(before: dict, after: dict, action: str | None) -> list[tuple[str, str
     """What changed, as short notes in the lane it belongs to (brokers' own variables in their
     lane, the controller's metadata in its lane)."""
     notes: list[tuple[str, str]] = []
-    status, after_status = before["brokerStatus"], after["brokerStatus"]
+    after_status = after["brokerStatus"]
     for b in range(len(after_status)):
         lane = f"b{b}"
 
@@ -96,7 +96,7 @@ def _notes(before: dict, after: dict, action: str | None) -> list[tuple[str, str
 
         if was("incarnation") != at("incarnation"):
             notes.append((lane, f"incarnation {at('incarnation')}"))
-        if status[b] != after_status[b]:
+        if was("brokerStatus") != after_status[b]:
             notes.append((lane, str(after_status[b])))
         if was("knownEpoch") != at("knownEpoch") and at("knownEpoch"):
             notes.append((lane, f"epoch {at('knownEpoch')}"))
@@ -117,6 +117,12 @@ def _notes(before: dict, after: dict, action: str | None) -> list[tuple[str, str
         for p in range(min(len(queued), len(old_queued))):
             if queued[p] != old_queued[p] and queued[p] != "NONE":
                 notes.append((lane, f"queued p{p} → {queued[p]}"))
+        # the data plane: a replica's log and high watermark, as epochs by offset
+        records, old_records = at("replicaLog", []) or [], was("replicaLog", []) or []
+        marks, old_marks = at("highWatermark", []) or [], was("highWatermark", []) or []
+        for p in range(min(len(records), len(old_records), len(marks), len(old_marks))):
+            if (records[p], marks[p]) != (old_records[p], old_marks[p]):
+                notes.append((lane, f"p{p} log {records[p]} hw {marks[p]}"))
     notes += [(CONTROLLER, text) for text in _controller_notes(before, after)]
     if action == "ControllerCommits":
         notes.append((CONTROLLER, "committed"))

@@ -38,6 +38,14 @@ VARIABLES = (
     "failoversDone",  # controller failovers so far
     # The brokers' own metadata, when their lag is modeled (else () throughout):
     "brokerImage",  # broker -> the committed image the broker has loaded, which it acts on
+    # The data plane, when records are produced (else () and 0 throughout):
+    "replicaLog",  # broker -> partition -> the leader epoch of each record of its replica's log, by offset
+    "highWatermark",  # broker -> partition -> the replica's high watermark (checkpointed: kept across restarts)
+    "followerEnd",  # broker -> partition -> <<leaderEpoch, epochStartOffset, broker -> log end offset>>: what
+    # the broker, as leader in that epoch, has learned from its followers' fetches (in memory)
+    "acked",  # partition -> <<offset, leaderEpoch, leader>> of each record acknowledged to its producer
+    # (acks=all: committed), until an election that declares itself unclean gives it up
+    "produced",  # records produced so far
 )
 (
     STATUS,
@@ -63,6 +71,11 @@ VARIABLES = (
     UNCOMMITTED,
     FAILOVERS_DONE,
     BROKER_IMAGE,
+    REPLICA_LOG,
+    HIGH_WATERMARK,
+    FOLLOWER_END,
+    ACKED,
+    PRODUCED,
 ) = range(len(VARIABLES))
 #: The controller's in-memory state, in the order of a committed image.
 CONTROLLER_VARIABLES = (BROKER_EPOCH, FENCED, ONLINE_DIRS, PARTITION, REGISTERED_INCARNATION, METADATA_VERSION)
@@ -108,6 +121,8 @@ HEARTBEAT_RESPONSE = 4  # <<HEARTBEAT_RESPONSE, b, epoch, offlineDirs>> acknowle
 ASSIGN = 5  # <<ASSIGN, b, epoch, p, dir>>                       AssignReplicasToDirs
 ASSIGN_RESPONSE = 6  # <<ASSIGN_RESPONSE, b, epoch, p, dir, ok>>
 ALTER_REPLICA_STATE = 7  # <<ALTER_REPLICA_STATE, b, epoch, p>>  KIP-589, replica offline
+ALTER_PARTITION = 8  # <<ALTER_PARTITION, b, epoch, p, leaderEpoch, partitionEpoch, <<<<r, brokerEpoch>>, ...>>>>
+ALTER_PARTITION_RESPONSE = 9  # <<ALTER_PARTITION_RESPONSE, b, epoch, p, leaderEpoch, proposed isr, error>>
 MESSAGE_NAMES = {
     REGISTER: "Register",
     REGISTER_RESPONSE: "RegisterResponse",
@@ -116,9 +131,15 @@ MESSAGE_NAMES = {
     ASSIGN: "AssignReplicasToDirs",
     ASSIGN_RESPONSE: "AssignReplicasToDirsResponse",
     ALTER_REPLICA_STATE: "AlterReplicaState",
+    ALTER_PARTITION: "AlterPartition",
+    ALTER_PARTITION_RESPONSE: "AlterPartitionResponse",
 }
 # Requests the controller gates on the broker epoch (KIP-589).
-EPOCH_GATED = (HEARTBEAT, ASSIGN, ALTER_REPLICA_STATE)
+EPOCH_GATED = (HEARTBEAT, ASSIGN, ALTER_REPLICA_STATE, ALTER_PARTITION)
+#: AlterPartition's errors, in the order the controller checks them, after the broker epoch
+#: (ReplicationControlManager.validateAlterPartitionData); NONE: accepted.
+ALTER_PARTITION_ERRORS = ("NONE", "NOT_CONTROLLER", "FENCED_LEADER_EPOCH", "INVALID_REQUEST",
+                          "INVALID_UPDATE_VERSION", "INELIGIBLE_REPLICA", "NEW_LEADER_ELECTED")
 
 ACTIONS = (
     "BrokerStarts",
@@ -150,6 +171,12 @@ ACTIONS = (
     "ControllerCommits",
     "ControllerFailsOver",
     "BrokerLoadsMetadata",
+    "LeaderAppendsRecord",
+    "FollowerFetches",
+    "LeaderSendsAlterPartition",
+    "LeaderAdvancesHighWatermark",
+    "ControllerHandlesAlterPartition",
+    "BrokerReceivesAlterPartitionResponse",
 )
 
 

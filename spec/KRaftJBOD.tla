@@ -1,8 +1,9 @@
 ------------------------------ MODULE KRaftJBOD ------------------------------
 (***************************************************************************)
 (* KRaft controller, brokers and log directories: KIP-858 (JBOD), KIP-589  *)
-(* (broker-epoch gated replica state), the controller's leader election    *)
-(* and KIP-1275 (designated leader elections).                             *)
+(* (broker-epoch gated replica state), the controller's leader election,   *)
+(* KIP-1275 (designated leader elections), and the data plane: replicas'   *)
+(* logs, fetching, high watermarks and AlterPartition.                     *)
 (*                                                                         *)
 (* The Python package model/ mirrors this module one to one: the           *)
 (* same variables, one function per action named like the operator here,   *)
@@ -31,6 +32,8 @@ CONSTANTS
     Failovers,                \* controller failovers in the whole run; 0: the metadata log is not modeled
     MaxUncommitted,           \* batches of records appended and not yet committed at once
     BrokerLag,                \* brokers act on the metadata they have loaded (brokerImage)
+    MaxRecords,               \* records producers write in the whole run; 0: no data plane
+    MinIsr,                   \* min.insync.replicas
     Mutant,                   \* "none", or the name of a bug put back (see spec/README.md)
     NoPartition               \* model value: a partition not yet created
 
@@ -85,14 +88,24 @@ VARIABLES
     uncommitted,    \* batches appended and not yet committed: <<[records, response], ...>>
     failoversDone,  \* controller failovers so far
     \* The brokers' own metadata, when their lag is modeled (else <<>> throughout):
-    brokerImage     \* broker -> the committed image the broker has loaded, which it acts on
+    brokerImage,    \* broker -> the committed image the broker has loaded, which it acts on
+    \* The data plane, when records are produced (else <<>> and 0 throughout):
+    replicaLog,     \* broker -> partition -> the leader epoch of each record of its log (offset k-1 at k)
+    highWatermark,  \* broker -> partition -> its replica's high watermark (checkpointed)
+    followerEnd,    \* broker -> partition -> [leaderEpoch, start, ends]: what it learned as leader (in memory)
+    acked,          \* partition -> <<offset, leaderEpoch, leader>> of each record acknowledged (committed)
+    produced        \* records produced so far
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
           nextUuid, dirFailures, lostMessages, movesStarted,
           knownEpoch, registeredIncarnation, metadataVersion,
-          committedImage, uncommitted, failoversDone, brokerImage>>
-brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage>>
+          committedImage, uncommitted, failoversDone, brokerImage,
+          replicaLog, highWatermark, followerEnd, acked, produced>>
+\* What a broker's crash keeps of the data plane (its followerEnd is in memory).
+dataKept == <<replicaLog, highWatermark, acked, produced>>
+dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced>>
+brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage, dataVars>>
 logVars == <<committedImage, uncommitted, failoversDone>>
 \* The controller's state: in memory, and (with failovers) its metadata log.
 controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, logVars>>
@@ -148,12 +161,10 @@ DefaultDir(b) ==
 (* is a PartitionChangeRecord holding only what changes; ep, fen, od: the controller state the  *)
 (* election reads.                                                                              *)
 NoLeaderChange == -2
-\* A replica is judged on acceptDirs (Kafka's LeaderAcceptor reads the registration the builder
-\* started from); ChangeRecord judges it on the new directories.
-ChangeRecordJudging(part, p, remove, add, newDirs, acceptDirs, keepInIsr, ep, fen, od) ==
-    LET isr == IF remove # NONE /\ remove \in part.isr /\ Cardinality(part.isr) > 1 /\ ~keepInIsr
-               THEN part.isr \ {remove} ELSE part.isr
-        Ok(r) == /\ r # remove
+\* The election and record for a target ISR `isr`.  A replica is judged on acceptDirs (Kafka's
+\* LeaderAcceptor reads the registration the builder started from).
+BuildRecord(part, p, isr, remove, add, newDirs, acceptDirs, ep, fen, od) ==
+    LET Ok(r) == /\ r # remove
                  /\ IF r = add THEN ep[r] > 0 /\ ControllerThinksOnline(r, acceptDirs[r], od)
                     ELSE AcceptableLeader(r, acceptDirs[r], ep, fen, od)
         candidates == {k \in 1 .. ReplicationFactor : Replicas(p)[k] \in isr /\ Ok(Replicas(p)[k])}
@@ -163,6 +174,13 @@ ChangeRecordJudging(part, p, remove, add, newDirs, acceptDirs, keepInIsr, ep, fe
     IN [leader |-> IF newLeader # part.leader THEN newLeader ELSE NoLeaderChange,
         setIsr |-> isr # part.isr, isr |-> isr,
         setDirs |-> newDirs # part.dirs, dirs |-> newDirs]
+\* ChangeRecord judges a replica on the new directories.
+ChangeRecordJudging(part, p, remove, add, newDirs, acceptDirs, keepInIsr, ep, fen, od) ==
+    LET isr == IF remove # NONE /\ remove \in part.isr /\ Cardinality(part.isr) > 1 /\ ~keepInIsr
+               THEN part.isr \ {remove} ELSE part.isr
+    IN BuildRecord(part, p, isr, remove, add, newDirs, acceptDirs, ep, fen, od)
+\* The builder with a target ISR given (a leader's AlterPartition: setTargetIsrWithBrokerStates).
+IsrChangeRecord(part, p, isr, ep, fen, od) == BuildRecord(part, p, isr, NONE, NONE, part.dirs, part.dirs, ep, fen, od)
 ChangeRecord(part, p, remove, add, newDirs, keepInIsr, ep, fen, od) ==
     ChangeRecordJudging(part, p, remove, add, newDirs, newDirs, keepInIsr, ep, fen, od)
 
@@ -271,11 +289,21 @@ RECURSIVE SumOver(_, _)
 SumOver(f, S) == IF S = {} THEN 0 ELSE LET x == CHOOSE x \in S : TRUE IN f[x] + SumOver(f, S \ {x})
 RestartsUsed == SumOver([b \in Brokers |-> IF incarnation[b] > 1 THEN incarnation[b] - 1 ELSE 0], Brokers)
 
+\* The data plane: a log is the leader epoch of each record, by offset (offset k - 1 at index k).
+DataPlane == MaxRecords > 0
+\* A leader's followerEnd before it has led: no epoch, nothing heard (-1: UnknownOffset).
+NoFollowerState == [leaderEpoch |-> -1, start |-> 0, ends |-> [r \in Brokers |-> -1]]
+\* A log holds the acknowledged record e = <<offset, leaderEpoch, leader>>.
+Holds(log, e) == Len(log) > e[1] /\ log[e[1] + 1] = e[2]
+
 \* A broker process stops: in-memory queues and epoch are gone; logs, futures and disk health stay.
 BrokerDown(b) ==
     /\ brokerStatus' = [brokerStatus EXCEPT ![b] = "OFF"]
     /\ queued' = [queued EXCEPT ![b] = [p \in Partitions |-> NONE]]
     /\ knownEpoch' = [knownEpoch EXCEPT ![b] = 0]
+    \* what it knew of its followers is gone; its logs and high watermarks stay
+    /\ followerEnd' = IF DataPlane THEN [followerEnd EXCEPT ![b] = [p \in Partitions |-> NoFollowerState]]
+                      ELSE followerEnd
 
 -----------------------------------------------------------------------------
 (* Init: every broker formatted (distinct real UUIDs) and off; nothing registered. *)
@@ -306,6 +334,12 @@ Init ==
     /\ failoversDone = 0
     \* every broker has loaded the empty metadata log
     /\ brokerImage = IF BrokerLag THEN [b \in Brokers |-> CurrentImage] ELSE <<>>
+    \* every replica's log empty; no leader has heard from a follower yet
+    /\ replicaLog = IF DataPlane THEN [b \in Brokers |-> [p \in Partitions |-> <<>>]] ELSE <<>>
+    /\ highWatermark = IF DataPlane THEN [b \in Brokers |-> [p \in Partitions |-> 0]] ELSE <<>>
+    /\ followerEnd = IF DataPlane THEN [b \in Brokers |-> [p \in Partitions |-> NoFollowerState]] ELSE <<>>
+    /\ acked = IF DataPlane THEN [p \in Partitions |-> {}] ELSE <<>>
+    /\ produced = 0
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -341,7 +375,19 @@ BrokerStarts(b) ==
            /\ future' = [future EXCEPT ![b] = [p \in Partitions |->
                             IF future[b][p] \in wiped THEN NONE ELSE future[b][p]]]
            /\ nextUuid' = nextUuid + Cardinality(fresh)
-           /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted>>
+           /\ LET emptied == UNION {logs[b][i] : i \in wiped}
+                  newLog == [replicaLog EXCEPT ![b] = [p \in Partitions |->
+                                IF p \in emptied THEN <<>> ELSE replicaLog[b][p]]]
+              IN IF DataPlane /\ emptied # {}
+                 \* their records and high watermarks went with the old disk, and so did the
+                 \* acknowledged records no replica's log holds any more
+                 THEN /\ replicaLog' = newLog
+                      /\ highWatermark' = [highWatermark EXCEPT ![b] = [p \in Partitions |->
+                                             IF p \in emptied THEN 0 ELSE highWatermark[b][p]]]
+                      /\ acked' = [p \in Partitions |-> {e \in acked[p] : \E r \in ReplicaSet(p) : Holds(newLog[r][p], e)}]
+                 ELSE UNCHANGED <<replicaLog, highWatermark, acked>>
+           /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted,
+                          followerEnd, produced>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
 
@@ -382,17 +428,17 @@ BrokerReceivesRegistrationResponse(m) ==
        ELSE IF m.epoch # 0
        THEN /\ brokerStatus' = [brokerStatus EXCEPT ![b] = "RUNNING"]
             /\ knownEpoch' = [knownEpoch EXCEPT ![b] = m.epoch]
-            /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, queued>>
+            /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, queued, dataVars>>
        ELSE IF Semantics = "code" \/ brokerStatus[b] = "RUNNING"
        THEN UNCHANGED brokerVars                           \* it registers again later
        ELSE /\ BrokerDown(b)
-            /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future>>
+            /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, dataKept>>
     /\ UNCHANGED <<controllerVars, counters>>
 
 BrokerCrashes(b) ==
     /\ brokerStatus[b] # "OFF"
     /\ BrokerDown(b)
-    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters>>
+    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept>>
 
 \* A log directory fails.  A move whose destination failed is reverted; one whose source
 \* failed is assigned to LOST (KAFKA-16297).  With no directory left the broker stops.
@@ -416,9 +462,10 @@ BrokerFailsDir(b, i) ==
           /\ IF allFailed
              THEN BrokerDown(b)
              ELSE /\ queued' = [queued EXCEPT ![b] = newQueued]
-                  /\ UNCHANGED <<brokerStatus, knownEpoch>>
+                  /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd>>
     /\ dirFailures' = dirFailures + 1
-    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted>>
+    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted,
+                   dataKept>>
 
 \* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs), and
 \* asks to stay fenced (wantFence) until the broker has loaded its registration.
@@ -441,7 +488,8 @@ BrokerReceivesHeartbeatResponse(m) ==
        ELSE dirState' = [dirState EXCEPT ![b] = [i \in Slots |->
                 IF dirState[b][i] = "FAILED" /\ dirIds[b][i] \in m.offline THEN "FAILED_ACKED"
                 ELSE dirState[b][i]]]
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, logs, future, queued, knownEpoch, brokerImage, controllerVars, counters>>
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, logs, future, queued, knownEpoch, brokerImage, controllerVars, counters,
+                   dataVars>>
 
 \* What a broker does on the metadata it has loaded for partition p (KIP-858 "Replica
 \* management"; ReplicaManager.applyDelta).
@@ -501,7 +549,8 @@ BrokerConsumesMetadata(b, p) ==
                /\ queued' = IF o.what \in {"queue", "create+queue"}
                             THEN [queued EXCEPT ![b][p] = dirIds[b][o.slot]] ELSE queued
                /\ UNCHANGED future
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, network, counters>>
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, network, counters,
+                   dataVars>>
 
 \* Send the queued AssignReplicasToDirs entry for p (one in flight per partition).
 BrokerSendsAssignment(b, p) ==
@@ -529,7 +578,8 @@ BrokerReceivesAssignmentResponse(m) ==
                /\ queued' = [queued EXCEPT ![b][p] = NONE]
           ELSE /\ queued' = [queued EXCEPT ![b][p] = NONE]
                /\ UNCHANGED <<logs, future>>
-       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, counters>>
+       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, counters,
+                      dataVars>>
 
 \* log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged: Kafka's broker shuts
 \* down (semantics "code"); KIP-858's only if it leads a replica in that directory ("kip").
@@ -543,7 +593,7 @@ BrokerShutsDownOnDirFailureTimeout(b) ==
               ELSE \E p \in Partitions : p \in logs[b][i] /\ BrokerView(b).partition[p] # NoPartition
                                          /\ BrokerView(b).partition[p].leader = b
     /\ BrokerDown(b)
-    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters>>
+    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept>>
 
 \* AlterReplicaLogDirs: start a future replica of p in another online directory.
 BrokerStartsMove(b, p, t) ==
@@ -557,7 +607,7 @@ BrokerStartsMove(b, p, t) ==
     /\ future' = [future EXCEPT ![b][p] = t]
     /\ movesStarted' = movesStarted + 1
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, brokerImage, controllerVars,
-                   network, nextUuid, dirFailures, lostMessages>>
+                   network, nextUuid, dirFailures, lostMessages, dataVars>>
 
 \* The future replica caught up: move the assignment first, promote once acknowledged.
 BrokerFutureCaughtUp(b, p) ==
@@ -566,7 +616,7 @@ BrokerFutureCaughtUp(b, p) ==
     /\ queued[b][p] = NONE
     /\ queued' = [queued EXCEPT ![b][p] = dirIds[b][future[b][p]]]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, controllerVars,
-                   network, counters>>
+                   network, counters, dataVars>>
 
 \* KIP-589: tell the controller a replica went offline, with the broker epoch.
 BrokerSendsAlterReplicaState(b, p) ==
@@ -966,7 +1016,199 @@ BrokerLoadsMetadata(b) ==
     /\ brokerImage[b] # Published
     /\ brokerImage' = [brokerImage EXCEPT ![b] = Published]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch,
-                   controllerVars, network, counters>>
+                   controllerVars, network, counters, dataVars>>
+
+-----------------------------------------------------------------------------
+(* The data plane: producers write to leaders (acks=all), followers fetch, leaders change the  *)
+(* ISR with AlterPartition.  A fetch is one step, request and answer together: the follower     *)
+(* truncates by leader epoch to where its log and the leader's agree and takes the rest (its    *)
+(* log becomes the leader's), and the leader learns its new log end offset at once.             *)
+
+\* Broker b runs and holds p's log on a disk that has not failed.
+ReplicaReadable(b, p) == brokerStatus[b] = "RUNNING" /\ \E i \in MainSlots(b, p) : SlotOnline(b, i)
+\* Broker b acts as p's leader: its metadata names it, and it can serve the log.
+Leads(b, p) ==
+    /\ BrokerView(b).partition[p] # NoPartition
+    /\ BrokerView(b).partition[p].leader = b
+    /\ ReplicaReadable(b, p)
+\* What leader b knows of its followers in the leader epoch of part: each epoch starts knowing
+\* nothing, at its log end offset (Partition.makeLeader).
+FollowerState(b, p, part) ==
+    IF followerEnd[b][p].leaderEpoch = part.leaderEpoch THEN followerEnd[b][p]
+    ELSE [leaderEpoch |-> part.leaderEpoch, start |-> Len(replicaLog[b][p]), ends |-> [r \in Brokers |-> -1]]
+AlterPartitionKinds == {"AlterPartition", "AlterPartitionResponse"}
+AlterPartitionPending(b, p) ==
+    \E m \in BagToSet(network) : m.kind \in AlterPartitionKinds /\ m.broker = b /\ m.partition = p
+\* The ISR leader b's AlterPartition in flight proposes in leader epoch le ({} if none).
+PendingIsr(net, b, p, le) ==
+    LET ms == {m \in BagToSet(net) : m.kind \in AlterPartitionKinds /\ m.broker = b /\ m.partition = p
+                                    /\ m.leaderEpoch = le}
+    IN IF ms = {} THEN {}
+       ELSE LET m == CHOOSE m \in ms : TRUE IN IF m.kind = "AlterPartition" THEN DOMAIN m.isr ELSE m.isr
+\* Partition.maybeIncrementLeaderHW: the least log end offset of the maximal ISR (the ISR and
+\* the members a pending AlterPartition adds), the leader's own log being `log`.
+HwTarget(b, p, part, st, log, net) ==
+    Min({IF r = b THEN Len(log) ELSE st.ends[r] : r \in part.isr \cup PendingIsr(net, b, p, part.leaderEpoch) \cup {b}})
+NewHw(old, target) == IF target > old THEN target ELSE old
+\* The records of the leader's own epoch the high watermark passes, acknowledged if the ISR still
+\* has min.insync.replicas members (checkEnoughReplicasReachOffset).
+NewlyAcked(b, part, log, old, target) ==
+    IF target <= old \/ Cardinality(part.isr) < MinIsr THEN {}
+    ELSE {<<o, part.leaderEpoch, b>> : o \in {o \in old .. target - 1 : log[o + 1] = part.leaderEpoch}}
+\* Replica b can fetch p from leader l in leader epoch le.
+FetchingFrom(b, p, l, le) ==
+    /\ b \in ReplicaSet(p)
+    /\ ReplicaReadable(b, p)
+    /\ BrokerView(b).partition[p] # NoPartition
+    /\ BrokerView(b).partition[p].leader = l
+    /\ BrokerView(b).partition[p].leaderEpoch = le
+
+\* A producer's record (acks=all) reaches the leader, which appends it in its leader epoch; with
+\* fewer than min.insync.replicas in its ISR it refuses it (NOT_ENOUGH_REPLICAS).
+LeaderAppendsRecord(b, p) ==
+    LET part == BrokerView(b).partition[p]
+        log == Append(replicaLog[b][p], part.leaderEpoch)
+        st == FollowerState(b, p, part)
+        old == highWatermark[b][p]
+        target == HwTarget(b, p, part, st, log, network)
+    IN /\ DataPlane
+       /\ produced < MaxRecords
+       /\ Leads(b, p)
+       /\ Cardinality(part.isr) >= MinIsr
+       /\ replicaLog' = [replicaLog EXCEPT ![b][p] = log]
+       /\ produced' = produced + 1
+       /\ highWatermark' = [highWatermark EXCEPT ![b][p] = NewHw(old, target)]
+       /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
+       /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, log, old, target)]
+       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
+                      controllerVars, network, counters>>
+
+\* Replica b fetches from the leader its metadata names, in that leader's epoch: it truncates by
+\* leader epoch and takes the rest, its high watermark becomes the leader's, and the leader
+\* learns its log end offset and may move its high watermark up.
+FollowerFetches(b, p) ==
+    LET l == BrokerView(b).partition[p].leader
+        lpart == BrokerView(l).partition[p]
+        log == replicaLog[l][p]
+        st == [FollowerState(l, p, lpart) EXCEPT !.ends[b] = Len(log)]
+        old == highWatermark[l][p]
+        target == HwTarget(l, p, lpart, st, log, network)
+    IN /\ DataPlane
+       /\ b \in ReplicaSet(p)
+       /\ ReplicaReadable(b, p)
+       /\ BrokerView(b).partition[p] # NoPartition
+       /\ l # NoLeader
+       /\ l # b
+       /\ Leads(l, p)
+       /\ lpart.leaderEpoch = BrokerView(b).partition[p].leaderEpoch
+       /\ replicaLog' = [replicaLog EXCEPT ![b][p] = log]
+       /\ highWatermark' = [highWatermark EXCEPT ![l][p] = NewHw(old, target), ![b][p] = NewHw(old, target)]
+       /\ followerEnd' = [followerEnd EXCEPT ![l][p] = st]
+       /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(l, lpart, log, old, target)]
+       /\ <<replicaLog', highWatermark', followerEnd', acked'>> # <<replicaLog, highWatermark, followerEnd, acked>>
+       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
+                      controllerVars, network, counters, produced>>
+
+\* The leader asks the controller to take follower r out of the ISR (its log end offset is short
+\* of the leader's) or into it (as it serves r's fetch: r holds the high watermark and all since
+\* the epoch began, and is registered and unfenced, KIP-841), with its leader and partition
+\* epochs and each member's broker epoch (KIP-903).  One AlterPartition per partition in flight.
+LeaderSendsAlterPartition(b, p, r) ==
+    LET view == BrokerView(b)
+        part == view.partition[p]
+        st == FollowerState(b, p, part)
+        members == IF r \in part.isr THEN part.isr \ {r} ELSE part.isr \cup {r}
+    IN /\ DataPlane
+       /\ r # b
+       /\ r \in ReplicaSet(p)
+       /\ Room
+       /\ Leads(b, p)
+       /\ ~AlterPartitionPending(b, p)
+       /\ IF r \in part.isr
+          THEN st.ends[r] < Len(replicaLog[b][p])
+          ELSE /\ FetchingFrom(r, p, b, part.leaderEpoch)
+               /\ st.ends[r] >= highWatermark[b][p]
+               /\ st.ends[r] >= st.start
+               /\ view.brokerEpoch[r] > 0
+               /\ ~view.fenced[r]
+       /\ network' = BagAdd(network, [kind |-> "AlterPartition", broker |-> b, epoch |-> knownEpoch[b],
+                                      partition |-> p, leaderEpoch |-> part.leaderEpoch,
+                                      partitionEpoch |-> part.partitionEpoch,
+                                      isr |-> [x \in members |-> view.brokerEpoch[x]]])
+       /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+
+\* The leader applies an ISR the controller shrank and moves its high watermark up over it.
+LeaderAdvancesHighWatermark(b, p) ==
+    LET part == BrokerView(b).partition[p]
+        st == FollowerState(b, p, part)
+        old == highWatermark[b][p]
+        target == HwTarget(b, p, part, st, replicaLog[b][p], network)
+    IN /\ DataPlane
+       /\ Leads(b, p)
+       /\ target > old
+       /\ highWatermark' = [highWatermark EXCEPT ![b][p] = target]
+       /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
+       /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
+       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
+                      controllerVars, network, counters, replicaLog, produced>>
+
+\* The answer ends the leader's pending change; a leader still leading in that epoch moves its
+\* high watermark up over the ISR it has now (Partition.handleAlterPartitionUpdate).
+BrokerReceivesAlterPartitionResponse(m) ==
+    LET b == m.broker
+        p == m.partition
+        net == BagRemove(network, m)
+        part == BrokerView(b).partition[p]
+        st == FollowerState(b, p, part)
+        old == highWatermark[b][p]
+        target == HwTarget(b, p, part, st, replicaLog[b][p], net)
+    IN /\ m.kind = "AlterPartitionResponse"
+       /\ network' = net
+       /\ IF Leads(b, p) /\ part.leaderEpoch = m.leaderEpoch
+          THEN /\ highWatermark' = [highWatermark EXCEPT ![b][p] = NewHw(old, target)]
+               /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
+               /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
+          ELSE UNCHANGED <<highWatermark, followerEnd, acked>>
+       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
+                      controllerVars, counters, replicaLog, produced>>
+
+\* validateAlterPartitionData: the first check the request fails, in Kafka's order, or "NONE".
+AlterPartitionError(m) ==
+    LET part == partition[m.partition]
+        proposed == DOMAIN m.isr
+    IN IF m.leaderEpoch > part.leaderEpoch \/ m.partitionEpoch > part.partitionEpoch THEN "NOT_CONTROLLER"
+       ELSE IF m.leaderEpoch < part.leaderEpoch THEN "FENCED_LEADER_EPOCH"
+       ELSE IF m.broker # part.leader THEN "INVALID_REQUEST"
+       ELSE IF m.partitionEpoch < part.partitionEpoch THEN "INVALID_UPDATE_VERSION"
+       ELSE IF ~(proposed \subseteq ReplicaSet(m.partition)) \/ part.leader \notin proposed THEN "INVALID_REQUEST"
+       ELSE IF \E r \in proposed : ~Registered(r) \/ fenced[r]
+                                   \/ m.isr[r] # brokerEpoch[r]
+       THEN "INELIGIBLE_REPLICA"
+       ELSE "NONE"
+
+\* ReplicationControlManager.alterPartition: the broker epoch (a stale one fails the request:
+\* nothing written, nothing answered), the checks, then the builder's record with the ISR asked
+\* for, its election keeping the leader if still acceptable (else NEW_LEADER_ELECTED, the record
+\* written all the same).
+ControllerHandlesAlterPartition(m) ==
+    LET b == m.broker
+        p == m.partition
+        net == BagRemove(network, m)
+        error == AlterPartitionError(m)
+        rec == IsrChangeRecord(partition[p], p, DOMAIN m.isr, brokerEpoch, fenced, onlineDirs)
+        Answer(e) == [kind |-> "AlterPartitionResponse", broker |-> b, epoch |-> m.epoch, partition |-> p,
+                      leaderEpoch |-> m.leaderEpoch, isr |-> DOMAIN m.isr, error |-> e]
+    IN /\ m.kind = "AlterPartition"
+       /\ IF ~EpochIsCurrent(b, m.epoch) /\ ~(Mutant = "skip_epoch_check" /\ Registered(b))
+          THEN network' = net /\ UNCHANGED controllerVars
+          ELSE IF error # "NONE"
+          THEN /\ LogWrite(net, <<>>, Answer(error))
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion>>
+          ELSE /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
+               /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>),
+                           Answer(IF rec.leader \notin {NoLeaderChange, b} THEN "NEW_LEADER_ELECTED" ELSE "NONE"))
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
+       /\ UNCHANGED <<brokerVars, counters>>
 
 Next ==
     \/ \E b \in Brokers :
@@ -996,10 +1238,16 @@ Next ==
     \/ \E m \in BagToSet(network) : ControllerHandlesAssignment(m)
     \/ \E m \in BagToSet(network) : BrokerReceivesAssignmentResponse(m)
     \/ \E m \in BagToSet(network) : ControllerHandlesAlterReplicaState(m)
+    \/ \E m \in BagToSet(network) : ControllerHandlesAlterPartition(m)
+    \/ \E m \in BagToSet(network) : BrokerReceivesAlterPartitionResponse(m)
     \/ \E m \in BagToSet(network) : NetworkLosesMessage(m)
     \/ ControllerCommits
     \/ \E kept \in 0 .. Len(uncommitted) : ControllerFailsOver(kept)
     \/ \E b \in Brokers : BrokerLoadsMetadata(b)
+    \/ \E b \in Brokers, p \in Partitions : LeaderAppendsRecord(b, p)
+    \/ \E b \in Brokers, p \in Partitions : FollowerFetches(b, p)
+    \/ \E b \in Brokers, p \in Partitions, r \in Brokers : LeaderSendsAlterPartition(b, p, r)
+    \/ \E b \in Brokers, p \in Partitions : LeaderAdvancesHighWatermark(b, p)
 
 Spec == Init /\ [][Next]_vars
 
@@ -1013,6 +1261,21 @@ ControllerStateIsReplayedLog ==
     LogOn => CurrentImage = Replay(committedImage, BatchRecords(uncommitted))
 
 Created == {p \in Partitions : partition[p] # NoPartition}
+
+\* No replica's high watermark is beyond its log end offset.
+HighWatermarkWithinLog ==
+    DataPlane => \A b \in Brokers, p \in Partitions : highWatermark[b][p] <= Len(replicaLog[b][p])
+
+\* Every acknowledged record is in the log of every broker that acts as the partition's leader
+\* (only an election declaring itself unclean, or a replaced disk taking the last copy, gives
+\* records up).
+CommittedRecordsSurvive ==
+    DataPlane => \A p \in Partitions : \A b \in ReplicaSet(p) :
+        Leads(b, p) => \A e \in acked[p] : Holds(replicaLog[b][p], e)
+
+\* The records acknowledged in a leader epoch were all acknowledged by one broker.
+OneLeaderCommitsPerEpoch ==
+    DataPlane => \A p \in Partitions : \A e, f \in acked[p] : e[2] = f[2] => e[3] = f[3]
 
 \* No leader's replica is on a directory that is offline for its broker: clients would be
 \* sent to a replica that cannot serve them (the reason KIP-858 exists).
@@ -1101,11 +1364,12 @@ AcknowledgedFailureLeadsNothing ==
 \* broker's registered one writes nothing and answers nothing (KIP-589).
 StaleEpochChangesNothing ==
     \A m \in BagToSet(network) :
-        (/\ m.kind \in {"Heartbeat", "Assign", "AlterReplicaState"}
+        (/\ m.kind \in {"Heartbeat", "Assign", "AlterReplicaState", "AlterPartition"}
          /\ ~EpochIsCurrent(m.broker, m.epoch)
          /\ \/ ControllerHandlesHeartbeat(m)
             \/ ControllerHandlesAssignment(m)
-            \/ ControllerHandlesAlterReplicaState(m))
+            \/ ControllerHandlesAlterReplicaState(m)
+            \/ ControllerHandlesAlterPartition(m))
         => UNCHANGED controllerVars /\ network' = BagRemove(network, m)
 
 \* Broker, leader and partition epochs never go back, in the metadata brokers read (a failover

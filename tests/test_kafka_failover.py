@@ -125,13 +125,14 @@ def test_failover_config_holds_every_invariant_with_its_figures():
     assert (result.distinct_states, result.generated_states, result.depth) == (29680, 129703, 36)
     # one directory per broker: a failure stops its broker, so no directory is reported offline
     # and nothing is assigned (failoverjbod.toml has those); brokers read the committed image at
-    # once (lag.toml has their own images)
+    # once (lag.toml has their own images); no records (dataplane.toml)
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "BrokerReceivesHeartbeatResponse", "BrokerSendsAssignment",
         "BrokerReceivesAssignmentResponse", "BrokerShutsDownOnDirFailureTimeout", "BrokerStartsMove",
         "BrokerFutureCaughtUp", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
         "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState", "AdminElectsDesignatedLeader",
-        "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "BrokerLoadsMetadata"]
+        "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "BrokerLoadsMetadata", "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
+        "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse"]
     assert (result.coverage["ControllerFailsOver"]["distinct"], result.coverage["ControllerCommits"]["distinct"]) == (
         4493, 5794)
 

@@ -4,7 +4,9 @@ Each finding is written up in spec/README.md ("Findings"), its traces checked in
 spec/findings/; these tests hold it to its exact figures.  ``python -m tests.test_kafka_findings``
 writes the checked-in traces again.  Findings 1 and 2 live on spec/configs/heartbeat.toml and
 are reported together past the first violation (``kraftcheck check --continue``); finding 3 on
-spec/configs/restart.toml, finding 4 on spec/configs/oldmetadata.toml.
+spec/configs/restart.toml, finding 4 on spec/configs/oldmetadata.toml, finding 7 on
+spec/configs/disklost.toml (with the data plane; it breaks CommittedRecordsSurvive under both
+readings: KIP-858's rules without ELR keep a broker that lost its log electable).
 
 1. One heartbeat that unfences and reports a failed directory: ``processBrokerHeartbeat``
    computes all its records from the image the heartbeat found, ``handleBrokerUnfenced``'s
@@ -467,6 +469,85 @@ def test_finding_4_under_the_kips_reading_the_broker_waits_for_the_upgrade():
     assert [a[0] for a, _ in first.successors(start)][0] == "BrokerStarts"
 
 
+#: Finding 7's runs share their start: broker 1 is fenced when partition 0 is created on broker 0
+#: alone; broker 0 writes a record, acknowledged (ISR [0]); broker 1 fetches it; broker 0's only
+#: disk fails and is replaced, and its new incarnation registers.
+DISK_LOST_START = [
+    "BrokerStarts(b0)",
+    "BrokerSendsRegistration(b0)",
+    "BrokerStarts(b1)",
+    "ControllerHandlesRegistration(Register(b0, incarnation 1, dirs ['dir-0']))",
+    "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 1, epoch 1))",
+    "BrokerSendsHeartbeat(b0)",
+    "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+    "BrokerSendsRegistration(b1)",
+    "ControllerHandlesRegistration(Register(b1, incarnation 1, dirs ['dir-1']))",
+    "ControllerCreatesPartition(p0)",
+    "BrokerConsumesMetadata(b0, p0)",
+    "BrokerReceivesRegistrationResponse(RegisterResponse(b1, incarnation 1, epoch 1))",
+    "BrokerConsumesMetadata(b1, p0)",
+    "LeaderAppendsRecord(b0, p0)",
+    "FollowerFetches(b1, p0)",
+    "BrokerFailsDir(b0, slot 0)",
+    "BrokerStarts(b0, slot 0 replaced)",
+    "BrokerSendsRegistration(b0)",
+]
+
+
+def test_finding_7_under_the_code_the_fenced_leader_leads_its_recreated_empty_replica():
+    """Finding 3's window with a replaced disk: the new incarnation registers before the old
+    session is fenced and stays leader; it recreates its replica, empty, and leads it, so the
+    record broker 1 holds is no longer in the leader's log (and broker 1, fetching, would
+    truncate it)."""
+    model = make_model(settings("disklost"))
+    result = check(config="disklost")
+    assert [(v.name, v.length) for v in result.violations] == [
+        ("LeaderOnOnlineDir", 16), ("FencedBrokerLeadsNothing", 16), ("IsrOnOnlineDirs", 16),
+        ("ElectedWhenPossible", 22), ("CommittedRecordsSurvive", 22)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (298930, 895841, 62)
+    trace = violation(result, "CommittedRecordsSurvive").trace
+    assert labels(model, trace) == [
+        *DISK_LOST_START,
+        "ControllerHandlesRegistrationAfterSessionTimeout(Register(b0, incarnation 2, dirs ['dir-2']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
+        "BrokerConsumesMetadata(b0, p0)",
+    ]
+    after = model.describe(trace[-1][1])
+    assert after["partition"][0]["leader"] == 0 and after["fenced"] == [True, True]
+    assert after["replicaLog"] == [[[]], [[0]]]
+    assert after["acked"] == [[{"offset": 0, "leaderEpoch": 0, "leader": 0}]]
+
+
+def test_finding_7_under_the_kips_reading_the_last_isr_member_is_elected_empty():
+    """The registration takes broker 0's leadership away but keeps it as the ISR's last member;
+    once its recreated replica is assigned, the election picks it: clean, and empty."""
+    model = make_model(settings("disklost", semantics="kip"))
+    result = check(config="disklost", semantics="kip")
+    assert [(v.name, v.length) for v in result.violations] == [("IsrOnOnlineDirs", 24), ("CommittedRecordsSurvive", 26)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (177392, 459239, 55)
+    trace = violation(result, "CommittedRecordsSurvive").trace
+    assert labels(model, trace) == [
+        *DISK_LOST_START,
+        "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-2']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
+        "BrokerSendsHeartbeat(b0)",
+        "BrokerConsumesMetadata(b0, p0)",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 2, offline []))",
+        "BrokerSendsAssignment(b0, p0)",
+        "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 2, p0 -> dir-2))",
+    ]
+    after = model.describe(trace[-1][1])["partition"][0]
+    assert (after["leader"], after["isr"], after["dirs"], after["leaderEpoch"]) == (0, [0], ["dir-2", "dir-1"], 2)
+    assert model.describe(trace[-1][1])["replicaLog"] == [[[]], [[0]]]
+
+
+def test_finding_7_needs_the_records():
+    """Without the data plane the same bounds show findings 3 and 5 and nothing about records."""
+    result = check(config="disklost", records=0)
+    assert [v.name for v in result.violations] == [
+        "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs", "ElectedWhenPossible"]
+
+
 #: checked-in trace -> (the search it comes from, the property it breaks)
 TRACES = {
     FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json": ("heartbeat", "LeaderOnOnlineDir"),
@@ -478,6 +559,8 @@ TRACES = {
     FINDINGS / "restart_LeaderOnOnlineDir.itf.json": ("restart", "LeaderOnOnlineDir"),
     FINDINGS / "oldmetadata_AcknowledgedFailureLeadsNothing.itf.json": ("oldmetadata", "AcknowledgedFailureLeadsNothing"),
     FINDINGS / "restart_ElectedWhenPossible.itf.json": ("restart_fenced_first", "ElectedWhenPossible"),
+    FINDINGS / "disklost_CommittedRecordsSurvive.itf.json": ("disklost", "CommittedRecordsSurvive"),
+    FINDINGS / "disklost_kip_CommittedRecordsSurvive.itf.json": ("disklost_kip", "CommittedRecordsSurvive"),
 }
 
 
@@ -498,6 +581,10 @@ def searches() -> dict[str, tuple]:
                                  "timeout and its fencing", settings("restart", **RESTART_WITH_A_FAILURE)),
         "oldmetadata": (make_model(settings("oldmetadata")), check(config="oldmetadata"),
                         "spec/configs/oldmetadata.toml", settings("oldmetadata")),
+        "disklost": (make_model(settings("disklost")), check(config="disklost"), "spec/configs/disklost.toml",
+                     settings("disklost")),
+        "disklost_kip": (make_model(settings("disklost", semantics="kip")), check(config="disklost", semantics="kip"),
+                         "spec/configs/disklost.toml --set semantics=kip", settings("disklost", semantics="kip")),
     }
 
 

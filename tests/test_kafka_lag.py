@@ -170,7 +170,9 @@ def test_lag_config_holds_every_invariant_with_its_figures():
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
         "ControllerTimesOutHeartbeat", "ControllerHandlesAlterReplicaState", "AdminElectsDesignatedLeader",
-        "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver"]
+        "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
+        "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
+        "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse"]
 
 
 def test_under_the_code_the_lag_breaks_what_kafkas_code_breaks_without_it_and_nothing_more():

@@ -94,11 +94,12 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 29
+    assert len(model.actions) == len(set(model.actions)) == 35
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
         "ElectedWhenPossible", "FailedMoveReverted", "AcknowledgedFailureLeadsNothing", "ControllerStateIsReplayedLog",
+        "HighWatermarkWithinLog", "CommittedRecordsSurvive", "OneLeaderCommitsPerEpoch",
     }
     assert set(model.action_invariants) == {
         "StaleEpochChangesNothing", "EpochsNeverDecrease", "UpdatesOnlyOfflinePartitions", "FencedUntilAssigned",
@@ -127,11 +128,13 @@ def test_ci_config_all_invariants_hold_exact_count():
     # Every action of the model is taken at these bounds but the lossy network's, the metadata
     # version upgrade with the re-registration it triggers, and the code's session-timeout and
     # heartbeat-timeout paths (ci.toml follows the KIP's reading), and the metadata log's commits
-    # and failovers (off without failovers), and the brokers' metadata loads (off without lag).
+    # and failovers (off without failovers), the brokers' metadata loads (off without lag), and the
+    # data plane (off without records).
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
         "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
-        "BrokerLoadsMetadata"]
+        "BrokerLoadsMetadata", "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
+        "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse"]
 
 
 #: config -> (distinct states, depth) of the correct model; recorded in spec/README.md.
@@ -149,13 +152,15 @@ COUNTS = {
     "jbodupgrade": (580, 23),
     "failover": (29680, 36),
     "lag": (202971, 51),
+    "dataplane": (16867, 48),
 }
 
 
 def test_every_config_has_a_recorded_count():
     # heartbeat, restart and oldmetadata hold findings: tests/test_kafka_findings.py asserts their
-    # figures; failoverjbod shows findings 1 and 2 through the log: tests/test_kafka_failover.py
-    assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod"} == set(CONFIGS)
+    # figures; failoverjbod shows findings 1 and 2 through the log: tests/test_kafka_failover.py;
+    # disklost, finding 7: tests/test_kafka_findings.py
+    assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost"} == set(CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTS))

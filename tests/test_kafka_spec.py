@@ -74,6 +74,8 @@ def test_every_delivery_is_a_disjunct_of_its_own():
         "ControllerHandlesAssignment",
         "BrokerReceivesAssignmentResponse",
         "ControllerHandlesAlterReplicaState",
+        "ControllerHandlesAlterPartition",
+        "BrokerReceivesAlterPartitionResponse",
         "NetworkLosesMessage",
     ]
     assert set(delivered) >= set(DELIVERY_ACTION.values())
@@ -112,6 +114,8 @@ CONSTANTS = {
     "Failovers": "failovers",
     "MaxUncommitted": "max_uncommitted",
     "BrokerLag": "broker_lag",
+    "MaxRecords": "records",
+    "MinIsr": "min_isr",
     "Mutant": "mutant",
 }
 
