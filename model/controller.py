@@ -4,7 +4,8 @@ operations: each reads the image, writes records, replays them, and answers."""
 from __future__ import annotations
 
 from .state import (
-    ALTER_PARTITION_RESPONSE, LEADER_EPOCH, NO_LEADER_CHANGE, PARTITION_EPOCH, ASSIGN_RESPONSE, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL, FENCED,
+    ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL,
+    FENCED, LEADER_EPOCH, NO_LEADER_CHANGE, PARTITION_EPOCH,
     HEARTBEAT_RESPONSE, ISR, LEADER, MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_CHANGE, PARTITION_RECORD, UNCOMMITTED,
     REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, bag_add,
@@ -334,10 +335,11 @@ class ControllerHandlers:
         if len(set(proposed)) != len(proposed) or not set(proposed) <= set(self.replicas[p]) or part[LEADER] not in proposed:
             return "INVALID_REQUEST"  # Replicas.validateIsr; the ISR must hold the leader
         for r, broker_epoch in isr_with_epochs:
-            # ineligibleReplicasForIsr: not registered, fenced, or another incarnation (KIP-903)
+            # ineligibleReplicasForIsr: not registered, fenced, or another incarnation (KIP-903;
+            # -1: the leader does not know the epoch, and the check is skipped)
             if not self.registered(s, r) or s[FENCED][r]:
                 return "INELIGIBLE_REPLICA"
-            if broker_epoch != s[BROKER_EPOCH][r]:
+            if broker_epoch != -1 and broker_epoch != s[BROKER_EPOCH][r]:
                 return "INELIGIBLE_REPLICA"
         return "NONE"
 

@@ -13,7 +13,7 @@ at once (in Kafka it learns it from the follower's next fetch).
 from __future__ import annotations
 
 from .state import (
-    ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, BROKER_EPOCH, FENCED, FOLLOWER_END, HIGH_WATERMARK,
+    ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, FENCED, FOLLOWER_END, HIGH_WATERMARK,
     ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH, NETWORK, NO_LEADER, PARTITION, PARTITION_EPOCH, PRODUCED,
     REPLICA_LOG, RUNNING, STATUS, bag_add, bag_remove, except_at,
 )
@@ -29,9 +29,10 @@ class DataPlaneActions:
 
     @property
     def no_follower_state(self):
-        """A leader's followerEnd before it has led: no epoch, nothing heard (-1: Kafka's
-        UnknownOffset, a follower that has not fetched in this leader epoch)."""
-        return (-1, 0, (-1,) * len(self.brokers))
+        """A leader's followerEnd before it has led: no epoch, nothing heard: each follower's log
+        end offset -1 (Kafka's UnknownOffset, no fetch in this leader epoch), and the broker
+        epoch its last fetch carried, -1 (unknown: AlterPartition then skips its check)."""
+        return (-1, 0, (-1,) * len(self.brokers), (-1,) * len(self.brokers))
 
     def replica_readable(self, s, b, p) -> bool:
         """Broker b runs and holds partition p's log on a disk that has not failed."""
@@ -51,7 +52,7 @@ class DataPlaneActions:
         state = s[FOLLOWER_END][b][p]
         if state[0] == part[LEADER_EPOCH]:
             return state
-        return (part[LEADER_EPOCH], len(s[REPLICA_LOG][b][p]), (-1,) * len(self.brokers))
+        return (part[LEADER_EPOCH], len(s[REPLICA_LOG][b][p]), (-1,) * len(self.brokers), (-1,) * len(self.brokers))
 
     def pending_isr(self, s, b, p, leader_epoch) -> tuple:
         """The ISR that leader b's AlterPartition in flight proposes, in its leader epoch (Kafka's
@@ -127,7 +128,9 @@ class DataPlaneActions:
         log = s[REPLICA_LOG][leader][p]
         n = self._with(s, replicaLog=except_at(s[REPLICA_LOG], b, except_at(s[REPLICA_LOG][b], p, log)))
         state = self.follower_state(s, leader, p, served)
-        n = self._leader_advances(n, leader, p, served, (state[0], state[1], except_at(state[2], b, len(log))))
+        # the fetch carries the follower's broker epoch, which the leader keeps with its offset (KIP-903)
+        state = (state[0], state[1], except_at(state[2], b, len(log)), except_at(state[3], b, s[KNOWN_EPOCH][b]))
+        n = self._leader_advances(n, leader, p, served, state)
         hw = n[HIGH_WATERMARK][leader][p]
         n = self._with(n, highWatermark=except_at(n[HIGH_WATERMARK], b, except_at(n[HIGH_WATERMARK][b], p, hw)))
         return None if n == s else n
@@ -159,7 +162,9 @@ class DataPlaneActions:
             if not self.registered(view, r) or view[FENCED][r]:
                 return None
             members = set(part[ISR]) | {r}
-        isr = tuple((x, view[BROKER_EPOCH][x]) for x in self.replicas[p] if x in members)
+        # each member with the broker epoch of its last fetch (KIP-903; the leader itself, its own)
+        epochs = except_at(state[3], b, s[KNOWN_EPOCH][b])
+        isr = tuple((x, epochs[x]) for x in self.replicas[p] if x in members)
         m = (ALTER_PARTITION, b, s[KNOWN_EPOCH][b], p, part[LEADER_EPOCH], part[PARTITION_EPOCH], isr)
         return self._with(s, network=bag_add(s[NETWORK], m))
 

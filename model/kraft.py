@@ -277,7 +277,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
             "replicaLog": [[list(log) for log in per] for per in s[REPLICA_LOG]],
             "highWatermark": [list(per) for per in s[HIGH_WATERMARK]],
             "followerEnd": [
-                [{"leaderEpoch": epoch, "epochStart": start, "ends": list(ends)} for epoch, start, ends in per]
+                [{"leaderEpoch": epoch, "epochStart": start, "ends": list(ends), "fetchEpochs": list(epochs)}
+                 for epoch, start, ends, epochs in per]
                 for per in s[FOLLOWER_END]
             ],
             "acked": [[{"offset": o, "leaderEpoch": e, "leader": b} for o, e, b in entries] for entries in s[ACKED]],

@@ -291,8 +291,10 @@ RestartsUsed == SumOver([b \in Brokers |-> IF incarnation[b] > 1 THEN incarnatio
 
 \* The data plane: a log is the leader epoch of each record, by offset (offset k - 1 at index k).
 DataPlane == MaxRecords > 0
-\* A leader's followerEnd before it has led: no epoch, nothing heard (-1: UnknownOffset).
-NoFollowerState == [leaderEpoch |-> -1, start |-> 0, ends |-> [r \in Brokers |-> -1]]
+\* A leader's followerEnd before it has led: no epoch, nothing heard (-1: UnknownOffset, and an
+\* unknown broker epoch, which AlterPartition's check skips).
+NoFollowerState == [leaderEpoch |-> -1, start |-> 0, ends |-> [r \in Brokers |-> -1],
+                    fetchEpochs |-> [r \in Brokers |-> -1]]
 \* A log holds the acknowledged record e = <<offset, leaderEpoch, leader>>.
 Holds(log, e) == Len(log) > e[1] /\ log[e[1] + 1] = e[2]
 
@@ -1035,7 +1037,8 @@ Leads(b, p) ==
 \* nothing, at its log end offset (Partition.makeLeader).
 FollowerState(b, p, part) ==
     IF followerEnd[b][p].leaderEpoch = part.leaderEpoch THEN followerEnd[b][p]
-    ELSE [leaderEpoch |-> part.leaderEpoch, start |-> Len(replicaLog[b][p]), ends |-> [r \in Brokers |-> -1]]
+    ELSE [leaderEpoch |-> part.leaderEpoch, start |-> Len(replicaLog[b][p]), ends |-> [r \in Brokers |-> -1],
+          fetchEpochs |-> [r \in Brokers |-> -1]]
 AlterPartitionKinds == {"AlterPartition", "AlterPartitionResponse"}
 AlterPartitionPending(b, p) ==
     \E m \in BagToSet(network) : m.kind \in AlterPartitionKinds /\ m.broker = b /\ m.partition = p
@@ -1090,7 +1093,8 @@ FollowerFetches(b, p) ==
     LET l == BrokerView(b).partition[p].leader
         lpart == BrokerView(l).partition[p]
         log == replicaLog[l][p]
-        st == [FollowerState(l, p, lpart) EXCEPT !.ends[b] = Len(log)]
+        \* the fetch carries the follower's broker epoch, kept with its offset (KIP-903)
+        st == [FollowerState(l, p, lpart) EXCEPT !.ends[b] = Len(log), !.fetchEpochs[b] = knownEpoch[b]]
         old == highWatermark[l][p]
         target == HwTarget(l, p, lpart, st, log, network)
     IN /\ DataPlane
@@ -1134,7 +1138,8 @@ LeaderSendsAlterPartition(b, p, r) ==
        /\ network' = BagAdd(network, [kind |-> "AlterPartition", broker |-> b, epoch |-> knownEpoch[b],
                                       partition |-> p, leaderEpoch |-> part.leaderEpoch,
                                       partitionEpoch |-> part.partitionEpoch,
-                                      isr |-> [x \in members |-> view.brokerEpoch[x]]])
+                                      \* each member with its last fetch's broker epoch (KIP-903)
+                                      isr |-> [x \in members |-> IF x = b THEN knownEpoch[b] ELSE st.fetchEpochs[x]]])
        /\ UNCHANGED <<brokerVars, controllerVars, counters>>
 
 \* The leader applies an ISR the controller shrank and moves its high watermark up over it.
@@ -1182,7 +1187,7 @@ AlterPartitionError(m) ==
        ELSE IF m.partitionEpoch < part.partitionEpoch THEN "INVALID_UPDATE_VERSION"
        ELSE IF ~(proposed \subseteq ReplicaSet(m.partition)) \/ part.leader \notin proposed THEN "INVALID_REQUEST"
        ELSE IF \E r \in proposed : ~Registered(r) \/ fenced[r]
-                                   \/ m.isr[r] # brokerEpoch[r]
+                                   \/ (m.isr[r] # -1 /\ m.isr[r] # brokerEpoch[r])
        THEN "INELIGIBLE_REPLICA"
        ELSE "NONE"
 

@@ -14,7 +14,7 @@ import pytest
 from kraftcheck.model import make_model
 from kraftcheck.model.state import (
     ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, BROKER_EPOCH, FENCED, FOLLOWER_END, HIGH_WATERMARK, ISR,
-    LEADER, LEADER_EPOCH, NETWORK, PARTITION, PARTITION_EPOCH, PRODUCED, REGISTER, REGISTER_RESPONSE, REPLICA_LOG,
+    HEARTBEAT, LEADER, LEADER_EPOCH, NETWORK, PARTITION, PARTITION_EPOCH, PRODUCED, REGISTER, REGISTER_RESPONSE, REPLICA_LOG,
 )
 
 from .test_kafka_scenarios import check_invariants, deliver, inject, start_and_register, step
@@ -59,7 +59,7 @@ def test_a_record_is_acknowledged_once_every_isr_member_has_it():
     assert state[REPLICA_LOG][1][0] == (0,)
     assert state[HIGH_WATERMARK] == ((1,), (1,))
     assert state[ACKED][0] == ((0, 0, 0),)  # offset 0, leader epoch 0, acknowledged by b0
-    assert state[FOLLOWER_END][0][0] == (0, 0, (-1, 1))
+    assert state[FOLLOWER_END][0][0] == (0, 0, (-1, 1), (-1, 1))  # b1: offset 1, fetched with broker epoch 1
     check_invariants(model, state)
 
 
@@ -185,3 +185,31 @@ def test_the_picture_shows_each_replicas_log_and_the_acknowledged_records():
     assert drawn.count("p0 log [e0]  end 1, hw 1") == 2
     assert "acknowledged: 0 (e0)" in drawn
     assert "p0 log [e0]  end 1, hw 0" in model.picture(model.describe(before))
+
+
+def test_kip_903_a_follower_restarted_since_its_fetch_is_ineligible():
+    """The leader learned broker 1's offset from a fetch of its first incarnation; broker 1
+    restarts and registers anew; the leader's expansion carries the epoch that fetch carried,
+    and the controller refuses it (KAFKA-14617's fix)."""
+    model, state = cluster()
+    state = step(model, state, "LeaderAppendsRecord", 0, 0)
+    state = step(model, state, "LeaderSendsAlterPartition", 0, 0, 1)  # lagging: out
+    state = step(model, state, "ControllerHandlesAlterPartition", match=lambda m: m[0] == ALTER_PARTITION)
+    state = deliver(model, state, ALTER_PARTITION_RESPONSE, 0)
+    state = step(model, state, "FollowerFetches", 1, 0)
+    assert state[FOLLOWER_END][0][0] == (0, 0, (-1, 1), (-1, 1))  # offset 1, fetched with epoch 1
+    state = step(model, state, "BrokerCrashes", 1)
+    state = step(model, state, "ControllerFencesExpiredBroker", 1)
+    state = step(model, state, "BrokerStarts", 1, ())
+    state = step(model, state, "BrokerSendsRegistration", 1)
+    state = deliver(model, state, REGISTER, 1)
+    state = deliver(model, state, REGISTER_RESPONSE, 1)
+    state = step(model, state, "BrokerSendsHeartbeat", 1)
+    state = deliver(model, state, HEARTBEAT, 1)
+    assert state[BROKER_EPOCH][1] == 2 and not state[FENCED][1]
+    state = step(model, state, "LeaderSendsAlterPartition", 0, 0, 1)
+    request = next(m for m in state[NETWORK] if m[0] == ALTER_PARTITION)
+    assert request[6] == ((0, 1), (1, 1))
+    state = step(model, state, "ControllerHandlesAlterPartition", match=lambda m: m == request)
+    assert next(m for m in state[NETWORK] if m[0] == ALTER_PARTITION_RESPONSE)[6] == "INELIGIBLE_REPLICA"
+    assert state[PARTITION][0][ISR] == (0,)

@@ -504,7 +504,7 @@ def test_finding_7_under_the_code_the_fenced_leader_leads_its_recreated_empty_re
     assert [(v.name, v.length) for v in result.violations] == [
         ("LeaderOnOnlineDir", 16), ("FencedBrokerLeadsNothing", 16), ("IsrOnOnlineDirs", 16),
         ("ElectedWhenPossible", 22), ("CommittedRecordsSurvive", 22)]
-    assert (result.distinct_states, result.generated_states, result.depth) == (298930, 895841, 62)
+    assert (result.distinct_states, result.generated_states, result.depth) == (302698, 910459, 62)
     trace = violation(result, "CommittedRecordsSurvive").trace
     assert labels(model, trace) == [
         *DISK_LOST_START,
@@ -524,7 +524,7 @@ def test_finding_7_under_the_kips_reading_the_last_isr_member_is_elected_empty()
     model = make_model(settings("disklost", semantics="kip"))
     result = check(config="disklost", semantics="kip")
     assert [(v.name, v.length) for v in result.violations] == [("IsrOnOnlineDirs", 24), ("CommittedRecordsSurvive", 26)]
-    assert (result.distinct_states, result.generated_states, result.depth) == (177392, 459239, 55)
+    assert (result.distinct_states, result.generated_states, result.depth) == (179587, 467619, 55)
     trace = violation(result, "CommittedRecordsSurvive").trace
     assert labels(model, trace) == [
         *DISK_LOST_START,
