@@ -215,15 +215,29 @@ def _replica_logs(now: _View, before: _View | None, b: int) -> str:
     logs = now.at("replicaLog", b)
     if not isinstance(logs, list):
         return ""
+    on_disk = {p for slot in (now.at("logs", b) or []) if isinstance(slot, list) for p in slot}
     rows = []
     for p, records in enumerate(logs):
         mark = now.at("highWatermark", b, p)
-        if not isinstance(records, list) or (not records and not mark):
+        if not isinstance(records, list) or (not records and not mark and p not in on_disk):
             continue
         changed = _differs(now, before, "replicaLog", b, p) or _differs(now, before, "highWatermark", b, p)
-        rows.append(f'<TR><TD ALIGN="LEFT"{_bg(changed)}><FONT POINT-SIZE="9">p{p} log '
-                    f"{replica_log_text(records, mark)}</FONT></TD></TR>")
+        text = f"p{p} log {replica_log_text(records, mark)}"
+        if now.at("partition", p, "leader") == b and _lacks_acknowledged(now, p, records):
+            text = f'<FONT COLOR="{WRONG}">{text}, leader without acknowledged records</FONT>'
+        rows.append(f'<TR><TD ALIGN="LEFT"{_bg(changed)}><FONT POINT-SIZE="9">{text}</FONT></TD></TR>')
     return "".join(rows)
+
+
+def _lacks_acknowledged(now: _View, p: int, records: list) -> bool:
+    """Some record acknowledged to its producer is not at its offset in ``records``."""
+    for entry in now.at("acked", p) or []:
+        if not isinstance(entry, dict):
+            continue
+        offset = entry.get("offset")
+        if not isinstance(offset, int) or offset >= len(records) or records[offset] != entry.get("leaderEpoch"):
+            return True
+    return False
 
 
 def _loaded_metadata(now: _View, before: _View | None, b: int) -> str:

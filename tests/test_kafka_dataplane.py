@@ -213,3 +213,14 @@ def test_kip_903_a_follower_restarted_since_its_fetch_is_ineligible():
     state = step(model, state, "ControllerHandlesAlterPartition", match=lambda m: m == request)
     assert next(m for m in state[NETWORK] if m[0] == ALTER_PARTITION_RESPONSE)[6] == "INELIGIBLE_REPLICA"
     assert state[PARTITION][0][ISR] == (0,)
+
+
+def test_the_picture_marks_a_leader_without_the_acknowledged_records():
+    model, state = cluster()
+    state = step(model, state, "LeaderAppendsRecord", 0, 0)
+    state = step(model, state, "FollowerFetches", 1, 0)
+    described = model.describe(state)
+    described["replicaLog"][0][0] = []  # as a replaced disk leaves it
+    drawn = model.picture(described)
+    assert "p0 log [empty]  end 0, hw 1, leader without acknowledged records" in drawn
+    assert "leader without" not in model.picture(model.describe(state))
