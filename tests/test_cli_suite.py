@@ -372,4 +372,5 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
         "restart": ("violation", ["FencedBrokerLeadsNothing"]),
         "oldmetadata": ("violation", ["AcknowledgedFailureLeadsNothing"]),
         "failoverjbod": ("violation", ["FencedUntilAssigned", "LeaderOnOnlineDir", "IsrOnOnlineDirs"]),
+        "disklost": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs"]),
     }
