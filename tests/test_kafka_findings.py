@@ -339,6 +339,18 @@ def test_finding_3_is_the_window_not_the_restart():
 
 # -- Finding 5: an assignment judged on the directory the replica had -----------------------------
 
+#: A new incarnation on a replaced disk registers, is unfenced, recreates its replica and assigns
+#: it to the new directory (findings 5 and 7).
+REREGISTERED_AND_ASSIGNED = [
+    "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-2']))",
+    "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
+    "BrokerSendsHeartbeat(b0)",
+    "BrokerConsumesMetadata(b0, p0)",
+    "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 2, offline []))",
+    "BrokerSendsAssignment(b0, p0)",
+    "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 2, p0 -> dir-2))",
+]
+
 def test_finding_5_an_assignment_to_an_online_directory_leaves_the_partition_leaderless():
     model, result = restart_without_the_window()
     trace = violation(result, "ElectedWhenPossible").trace
@@ -346,13 +358,7 @@ def test_finding_5_an_assignment_to_an_online_directory_leaves_the_partition_lea
         *TWO_REGISTERED,
         *DISK_REPLACED,
         "ControllerFencesExpiredBroker(b0)",
-        "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-2']))",
-        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
-        "BrokerSendsHeartbeat(b0)",
-        "BrokerConsumesMetadata(b0, p0)",
-        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 2, offline []))",
-        "BrokerSendsAssignment(b0, p0)",
-        "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 2, p0 -> dir-2))",
+        *REREGISTERED_AND_ASSIGNED,
     ]
     before, after = trace[-2][1], trace[-1][1]
     assert model.describe(before)["partition"] == [
@@ -528,13 +534,7 @@ def test_finding_7_under_the_kips_reading_the_last_isr_member_is_elected_empty()
     trace = violation(result, "CommittedRecordsSurvive").trace
     assert labels(model, trace) == [
         *DISK_LOST_START,
-        "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-2']))",
-        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
-        "BrokerSendsHeartbeat(b0)",
-        "BrokerConsumesMetadata(b0, p0)",
-        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 2, offline []))",
-        "BrokerSendsAssignment(b0, p0)",
-        "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 2, p0 -> dir-2))",
+        *REREGISTERED_AND_ASSIGNED,
     ]
     after = model.describe(trace[-1][1])["partition"][0]
     assert (after["leader"], after["isr"], after["dirs"], after["leaderEpoch"]) == (0, [0], ["dir-2", "dir-1"], 2)
