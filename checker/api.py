@@ -28,7 +28,7 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
     ``init_states``, ``successors`` and ``invariants``), or None: the embedded default config.
     ``settings`` override the config's ``[model]`` table (``mutant="skip_epoch_check"``);
     a model object takes none.  The search stops after the level of its first violation
-    unless ``keep_going``; ``max_states``, ``max_depth`` and ``deadlock`` override the
+    unless ``keep_going`` (or the config's ``continue``); ``max_states``, ``max_depth`` and ``deadlock`` override the
     config's ``[check]`` table, and ``symmetry=False`` ignores the model's ``canonical``.
 
     A config or a setting that cannot be used raises ``ValueError`` (the CLI's bad input); what
@@ -55,7 +55,7 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
         max_states=max_states if max_states is not None else check_table.get("max_states"),
         max_depth=max_depth if max_depth is not None else check_table.get("max_depth"),
         check_deadlock=deadlock if deadlock is not None else check_table.get("deadlock", True),
-        stop_on_violation=not keep_going,
+        stop_on_violation=not (keep_going or check_table.get("continue", False)),
     )
 
 

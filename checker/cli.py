@@ -693,7 +693,7 @@ def _search_options(config: CheckConfig, args) -> dict[str, Any]:
         "max_states": args.max_states if args.max_states is not None else check.get("max_states"),
         "max_depth": args.max_depth if args.max_depth is not None else check.get("max_depth"),
         "check_deadlock": not args.no_deadlock and check.get("deadlock", True),
-        "stop_on_violation": not args.keep_going,
+        "stop_on_violation": not (args.keep_going or check.get("continue", False)),
     }
 
 

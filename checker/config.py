@@ -40,6 +40,7 @@ CHECK_KEYS: dict[str, type | tuple[type, ...]] = {
     "deadlock": bool,
     "max_states": int,
     "max_depth": int,
+    "continue": bool,
 }
 #: ``[check]`` keys that are bounds: at least 1, as ``--max-states`` and ``--max-depth``.
 BOUND_KEYS = ("max_states", "max_depth")

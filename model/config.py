@@ -10,6 +10,9 @@ from .mutants import MUTANTS
 
 #: The readings of KIP-858 the model can follow: Kafka's controller code, or the KIP's text.
 SEMANTICS = ("code", "kip")
+#: Who may make an unclean leader election: nobody, an operator (ElectLeaders UNCLEAN), or the
+#: controller itself (the topic's unclean.leader.election.enable).
+UNCLEAN_ELECTIONS = ("off", "admin", "topic")
 #: The metadata versions the model tells apart: below IBP_3_7_IV2 (no directory assignment), and
 #: IBP_3_7_IV2 (KIP-858 in force).
 METADATA_VERSIONS = ("3.6-IV2", "3.7-IV2")
@@ -60,6 +63,15 @@ class Settings:
     records: int = 0
     #: min.insync.replicas: a leader takes a record only with at least this many in its ISR
     min_isr: int = 1
+    #: eligible leader replicas (KIP-966), standing for metadata version 4.0-IV1 or later: an ISR
+    #: may shrink to nothing, its lost members stay eligible, and a new incarnation's
+    #: registration takes its broker out of ISRs and ELRs (unclean shutdown)
+    elr: bool = False
+    #: unclean leader elections: "off"; "admin" (an operator may run kafka-leader-election
+    #: --election-type unclean for a leaderless partition); "topic" (the topic's
+    #: unclean.leader.election.enable: every election may fall back to any acceptable replica,
+    #: and the controller elects one for a leaderless partition on its own)
+    unclean_election: str = "off"
     mutant: str = "none"
 
 
@@ -86,7 +98,7 @@ def parse_settings(config: dict | None) -> Settings:
             value = _as_bool(key, value)
         elif isinstance(default, int):
             value = _as_int(key, value)
-        elif key in ("semantics", "metadata_version"):
+        elif key in ("semantics", "metadata_version", "unclean_election"):
             value = str(value)
         else:
             value = "none" if value in (None, "", False) else str(value)
@@ -141,6 +153,9 @@ def _validate(s: Settings) -> None:
         1 <= s.min_isr <= s.replication_factor,
         f"model setting 'min_isr' must be between 1 and replication_factor ({s.replication_factor}), not {r(s.min_isr)}",
     )
+    need(not s.elr or (s.semantics == "code" and s.metadata_version == "3.7-IV2" and not s.metadata_upgrade),
+         "model setting 'elr' needs semantics = \"code\" and metadata_version = \"3.7-IV2\" without metadata_upgrade: "
+         "ELR comes with metadata version 4.0-IV1, in Kafka's code")
     need(s.records == 0 or not s.broker_lag,
          "model setting 'records' needs broker_lag = false: the data plane reads the latest committed metadata")
     need(s.failovers == 0 or s.semantics == "code",
@@ -154,5 +169,7 @@ def _validate(s: Settings) -> None:
         s.metadata_version in METADATA_VERSIONS,
         f"model setting 'metadata_version' must be one of {', '.join(METADATA_VERSIONS)}, not {s.metadata_version!r}",
     )
+    need(s.unclean_election in UNCLEAN_ELECTIONS,
+         f"model setting 'unclean_election' must be one of {', '.join(UNCLEAN_ELECTIONS)}, not {r(s.unclean_election)}")
     if s.mutant != "none" and s.mutant not in MUTANTS:
         raise ValueError(f"unknown mutant {r(s.mutant)} (known: {', '.join(MUTANTS)})")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .state import (
     ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL,
-    FENCED, LEADER_EPOCH, NO_LEADER_CHANGE, PARTITION_EPOCH,
+    ELR, FENCED, LAST_KNOWN_ELR, LEADER_EPOCH, RECOVERING, NO_LEADER_CHANGE, PARTITION_EPOCH,
     HEARTBEAT_RESPONSE, ISR, LEADER, MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_CHANGE, PARTITION_RECORD, UNCOMMITTED,
     REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, bag_add,
@@ -103,7 +103,21 @@ class ControllerHandlers:
             # controller only ever compares epochs of one broker.
             epoch, fenced = s[BROKER_EPOCH][b] + 1, True
         record = self._register_broker_record(s, b, incarnation_id, epoch, fenced, dirs)
-        return self.write(n, [record], answer(epoch))
+        shutdown = [] if same else self._unclean_shutdown_records(n, b)
+        return self.write(n, shutdown + [record], answer(epoch))
+
+    def _unclean_shutdown_records(self, view, b):
+        """handleBrokerUncleanShutdown, for a new incarnation (with ELR only): the broker out of
+        the ISR, then out of the ELR, of every partition it is in, and not acceptable as leader;
+        each record from the image."""
+        if not self.settings.elr or self.mutant == "unclean_reregistration_keeps_epochs":
+            return []
+        records = []
+        for members in (ISR, ELR):
+            for p, part in enumerate(view[PARTITION]):
+                if part is not None and b in part[members]:
+                    records.append(self.partition_change_record(view, p, unclean_shutdown=b))
+        return [r for r in records if r is not None]
 
     def epoch_is_current(self, s, b, epoch) -> bool:
         return self.registered(s, b) and s[BROKER_EPOCH][b] == epoch
@@ -271,7 +285,9 @@ class ControllerHandlers:
         dirs = except_at(part[DIRS], self.replicas[p].index(b), directory)
         online = self._controller_thinks_online(n, b, directory)
         if self.code:
-            records = [self.partition_change_record(n, p, new_dirs=dirs, acceptor_dirs=part[DIRS])]
+            # handleAssignReplicasToDirs' builder: neither ELR nor the topic's unclean election set
+            records = [self.partition_change_record(n, p, new_dirs=dirs, acceptor_dirs=part[DIRS],
+                                                    election="online", elr_enabled=False)]
             if not online:
                 records.append(self.partition_change_record(n, p, remove=b))
             return self.write(n, records, (ASSIGN_RESPONSE, b, epoch, p, directory, True))
@@ -303,7 +319,7 @@ class ControllerHandlers:
         written; then the builder's record with the ISR asked for, its election keeping the
         leader if it is still acceptable (else NEW_LEADER_ELECTED, the record written all the
         same).  The answer goes out once the records are committed."""
-        _, b, epoch, p, leader_epoch, partition_epoch, isr_with_epochs = m
+        _, b, epoch, p, leader_epoch, partition_epoch, isr_with_epochs, recovering = m
         n = self._with(s, network=bag_remove(s[NETWORK], m))
         proposed = tuple(r for r, _ in isr_with_epochs)
 
@@ -312,15 +328,15 @@ class ControllerHandlers:
 
         if not self.epoch_is_current(s, b, epoch) and not (self.mutant == "skip_epoch_check" and self.registered(s, b)):
             return n  # STALE_BROKER_EPOCH
-        error = self._alter_partition_error(s, b, p, leader_epoch, partition_epoch, isr_with_epochs)
+        error = self._alter_partition_error(s, b, p, leader_epoch, partition_epoch, isr_with_epochs, recovering)
         if error != "NONE":
             return self.write(n, [], answer(error))
-        record = self.partition_change_record(s, p, target_isr=proposed)
+        record = self.partition_change_record(s, p, target_isr=proposed, recovered=not recovering)
         if record is not None and record[2] not in (NO_LEADER_CHANGE, b):
             return self.write(n, [record], answer("NEW_LEADER_ELECTED"))
         return self.write(n, [record], answer("NONE"))
 
-    def _alter_partition_error(self, s, b, p, leader_epoch, partition_epoch, isr_with_epochs) -> str:
+    def _alter_partition_error(self, s, b, p, leader_epoch, partition_epoch, isr_with_epochs, recovering) -> str:
         """validateAlterPartitionData: the first check the request fails, or NONE."""
         part = s[PARTITION][p]
         proposed = [r for r, _ in isr_with_epochs]
@@ -334,12 +350,16 @@ class ControllerHandlers:
             return "INVALID_UPDATE_VERSION"
         if len(set(proposed)) != len(proposed) or not set(proposed) <= set(self.replicas[p]) or part[LEADER] not in proposed:
             return "INVALID_REQUEST"  # Replicas.validateIsr; the ISR must hold the leader
+        if recovering and len(proposed) > 1:
+            return "INVALID_REQUEST"  # a leader still recovering from an unclean election is the ISR alone
+        if recovering and not s[PARTITION][p][RECOVERING]:
+            return "INVALID_REQUEST"  # RECOVERED never goes back to RECOVERING
         for r, broker_epoch in isr_with_epochs:
             # ineligibleReplicasForIsr: not registered, fenced, or another incarnation (KIP-903;
             # -1: the leader does not know the epoch, and the check is skipped)
             if not self.registered(s, r) or s[FENCED][r]:
                 return "INELIGIBLE_REPLICA"
-            if broker_epoch != -1 and broker_epoch != s[BROKER_EPOCH][r]:
+            if broker_epoch != -1 and broker_epoch != s[BROKER_EPOCH][r] and self.mutant != "alter_partition_stale_broker_epoch":
                 return "INELIGIBLE_REPLICA"
         return "NONE"
 
@@ -364,7 +384,8 @@ class ControllerHandlers:
     def AdminElectsDesignatedLeader(self, s, p, b):
         """KIP-1275: only for a leaderless partition; the designated replica must be in the
         replica set, unfenced and on an online directory.  Like an unclean election, the ISR
-        becomes just the new leader."""
+        becomes just the new leader, the ELR and the last known leader are cleared, and with
+        the data plane the leader is RECOVERING."""
         part = s[PARTITION][p]
         if not self.settings.designated or part is None or b not in self.replicas[p]:
             return None
@@ -374,8 +395,31 @@ class ControllerHandlers:
             return None
         if not self.acceptable_leader(s, b, self.replica_dir(part, p, b)):
             return None
-        # the election's PartitionChangeRecord: the leader, and the ISR just the leader
-        return self.write(s, [(PARTITION_CHANGE, p, b, (b,) if part[ISR] != (b,) else None, None)])
+        record = (PARTITION_CHANGE, p, b, (b,) if part[ISR] != (b,) else None, None,
+                  () if part[ELR] else None, () if part[LAST_KNOWN_ELR] else None,
+                  True if self.settings.records and not part[RECOVERING] else None)
+        return self.write(s, [record])
+
+    def AdminElectsUncleanLeader(self, s, p):
+        """kafka-leader-election --election-type unclean (ReplicationControlManager.electLeader):
+        ELECTION_NOT_NEEDED for a partition with a leader; else the builder's UNCLEAN election,
+        and ELIGIBLE_LEADERS_NOT_AVAILABLE (nothing written) when it elects nobody."""
+        part = s[PARTITION][p]
+        if self.settings.unclean_election == "off" or part is None or part[LEADER] != NO_LEADER:
+            return None
+        record = self.partition_change_record(s, p, election="unclean")
+        return None if record is None else self.write(s, [record])
+
+    def ControllerElectsUncleanLeaders(self, s):
+        """maybeElectUncleanLeaders, the controller's periodic task with the topic's
+        unclean.leader.election.enable: an UNCLEAN election (electLeader) for every leaderless
+        partition, all in one batch."""
+        if self.settings.unclean_election != "topic":
+            return None
+        records = [self.partition_change_record(s, p, election="unclean")
+                   for p, part in enumerate(s[PARTITION]) if part is not None and part[LEADER] == NO_LEADER]
+        records = [r for r in records if r is not None]
+        return self.write(s, records) if records else None
 
     def AdminUpgradesMetadataVersion(self, s):
         """kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord."""

@@ -28,6 +28,14 @@ class DataPlaneActions:
         return self.settings.records > 0
 
     @property
+    def tracks_recovery(self) -> bool:
+        """Can a leader be RECOVERING (LeaderRecoveryState)?  Only an unclean, a last-known-leader or
+        a designated election makes one, and the state is kept with the data plane only: without
+        logs nothing reads it."""
+        s = self.settings
+        return self.data_plane and (s.elr or s.designated or s.unclean_election != "off")
+
+    @property
     def no_follower_state(self):
         """A leader's followerEnd before it has led: no epoch, nothing heard: each follower's log
         end offset -1 (Kafka's UnknownOffset, no fetch in this leader epoch), and the broker
@@ -71,18 +79,17 @@ class DataPlaneActions:
         """Leader b, knowing ``state`` of its followers, moves its high watermark up to the least
         log end offset of its maximal ISR (the ISR, and the members its pending AlterPartition
         adds: Partition.maybeIncrementLeaderHW); the records of its own leader epoch that the
-        high watermark passes are acknowledged to their producers if the ISR still has
-        min.insync.replicas members (checkEnoughReplicasReachOffset)."""
+        high watermark passes are acknowledged to their producers.  Under min.insync.replicas
+        the high watermark stays (KAFKA-15583, KIP-966: isUnderMinIsr reads the ISR the
+        metadata holds)."""
         log = s[REPLICA_LOG][b][p]
         maximal = set(part[ISR]) | set(self.pending_isr(s, b, p, part[LEADER_EPOCH])) | {b}
         target = min(len(log) if r == b else state[2][r] for r in maximal)
         old = s[HIGH_WATERMARK][b][p]
         n = self._with(s, followerEnd=except_at(s[FOLLOWER_END], b, except_at(s[FOLLOWER_END][b], p, state)))
-        if target <= old:
+        if target <= old or len(part[ISR]) < self.settings.min_isr:
             return n
         n = self._with(n, highWatermark=except_at(n[HIGH_WATERMARK], b, except_at(n[HIGH_WATERMARK][b], p, target)))
-        if len(part[ISR]) < self.settings.min_isr:
-            return n  # NOT_ENOUGH_REPLICAS_AFTER_APPEND: written, not acknowledged
         epoch = part[LEADER_EPOCH]
         newly = {(o, epoch, b) for o in range(old, target) if log[o] == epoch}
         if not newly:
@@ -137,7 +144,7 @@ class DataPlaneActions:
 
     def LeaderSendsAlterPartition(self, s, b, p, r):
         """The leader asks the controller to take follower r out of the ISR (it lags: its log end
-        offset is short of the leader's) or into it (it has caught up: it holds the high watermark
+        offset is short of the leader's, and it no longer fetches from the leader) or into it (it has caught up: it holds the high watermark
         and everything since the leader's epoch began, and the leader's metadata has it registered
         and unfenced, KIP-841), with its leader and partition epochs and each member's broker
         epoch (KIP-903).  One AlterPartition per partition in flight."""
@@ -152,6 +159,11 @@ class DataPlaneActions:
         if r in part[ISR]:
             if end >= len(s[REPLICA_LOG][b][p]):
                 return None  # caught up: it stays
+            if self.fetching_from(s, r, p, b, part[LEADER_EPOCH]):
+                # replica.lag.time.max.ms, abstracted: a follower still fetching from the leader
+                # catches up before its lag time runs out (else the ISR could flap forever, each
+                # change a new partition epoch); one that cannot fetch falls out
+                return None
             members = set(part[ISR]) - {r}
         else:
             # Kafka's leader tries an expansion as it serves the follower's fetch (maybeExpandIsr)
@@ -165,7 +177,8 @@ class DataPlaneActions:
         # each member with the broker epoch of its last fetch (KIP-903; the leader itself, its own)
         epochs = except_at(state[3], b, s[KNOWN_EPOCH][b])
         isr = tuple((x, epochs[x]) for x in self.replicas[p] if x in members)
-        m = (ALTER_PARTITION, b, s[KNOWN_EPOCH][b], p, part[LEADER_EPOCH], part[PARTITION_EPOCH], isr)
+        # the leader's recovery state: RECOVERED, which makeLeader set on taking the lead
+        m = (ALTER_PARTITION, b, s[KNOWN_EPOCH][b], p, part[LEADER_EPOCH], part[PARTITION_EPOCH], isr, False)
         return self._with(s, network=bag_add(s[NETWORK], m))
 
     def BrokerReceivesAlterPartitionResponse(self, s, m):

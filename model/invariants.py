@@ -4,7 +4,7 @@ each named like its TLA+ operator; spec/README.md gives each one's source."""
 from __future__ import annotations
 
 from .state import (
-    ACKED, HIGH_WATERMARK, REPLICA_LOG, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
+    ACKED, ELR, LAST_KNOWN_ELR, RECOVERING, HIGH_WATERMARK, REPLICA_LOG, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
     LEADER_EPOCH, LOGS, METADATA_VERSION, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, UNCOMMITTED, FAILOVERS_DONE, bag_remove,
 )
@@ -49,8 +49,20 @@ class Invariants:
         return all(part[LEADER] == NO_LEADER or part[LEADER] in part[ISR] for _, part in self._created(s))
 
     def IsrWithinReplicas(self, s) -> bool:
-        """The ISR is a non-empty subset of the replica set."""
-        return all(part[ISR] and set(part[ISR]) <= set(self.replicas[p]) for p, part in self._created(s))
+        """The ISR is a subset of the replica set, non-empty without ELR (KIP-966 lets an ISR
+        shrink to nothing, its members kept as eligible leader replicas)."""
+        return all((part[ISR] or self.settings.elr) and set(part[ISR]) <= set(self.replicas[p])
+                   for p, part in self._created(s))
+
+    def IsrElrDisjoint(self, s) -> bool:
+        """With ELR: no replica is both in the ISR and an eligible leader replica (KIP-966)."""
+        return not self.settings.elr or all(not set(part[ISR]) & set(part[ELR]) for _, part in self._created(s))
+
+    def ElrOnlyBelowMinIsr(self, s) -> bool:
+        """With ELR: the ELR is empty while the ISR has min.insync.replicas members (KIP-966:
+        the ELR holds what the ISR lost below min.insync.replicas)."""
+        return not self.settings.elr or all(
+            not part[ELR] for _, part in self._created(s) if len(part[ISR]) >= self.settings.min_isr)
 
     def IsrOnOnlineDirs(self, s) -> bool:
         """Every ISR member's replica is on an online directory, except the last member kept in
@@ -116,7 +128,9 @@ class Invariants:
         for p, part in self._created(s):
             if part[LEADER] != NO_LEADER:
                 continue
-            for r in part[ISR]:
+            # with ELR, an empty ISR elects from the eligible leader replicas
+            candidates = part[ISR] or (part[ELR] if self.settings.elr else ())
+            for r in candidates:
                 if self.registered(s, r) and not s[FENCED][r] and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)):
                     return False
         return True
@@ -173,6 +187,25 @@ class Invariants:
                 if self.leading(s, b, p) is None:
                     continue
                 log = s[REPLICA_LOG][b][p]
+                if any(o >= len(log) or log[o] != e for o, e, _ in entries):
+                    return False
+        return True
+
+    def IsrHoldsCommittedRecords(self, s) -> bool:
+        """Every ISR member running as the incarnation the controller registered, its log
+        readable, holds every acknowledged record: the ISR is the set a clean election picks
+        from, so each member must hold what was committed (KIP-903: a member restarted without
+        its log must not be let back in on the strength of its old incarnation's fetches)."""
+        if not s[ACKED]:
+            return True
+        for p, part in self._created(s):
+            entries = s[ACKED][p]
+            if not entries:
+                continue
+            for r in part[ISR]:
+                if s[REGISTERED_INCARNATION][r] != s[INCARNATION][r] or not self.replica_readable(s, r, p):
+                    continue
+                log = s[REPLICA_LOG][r][p]
                 if any(o >= len(log) or log[o] != e for o, e, _ in entries):
                     return False
         return True
@@ -245,10 +278,72 @@ class Invariants:
                 went_offline = md in s[ONLINE_DIRS][b] and md not in t[ONLINE_DIRS][b]
                 if went_offline and set(c[ISR]) >= set(a[ISR]) - {b}:
                     continue
-            if unfenced_now and a[LEADER] == NO_LEADER and c[ISR] == a[ISR]:
+            # an election from the ELR, of the last known leader (KIP-966) or an unclean one makes
+            # its leader the ISR alone
+            alone = c[LEADER] != NO_LEADER and c[ISR] == (c[LEADER],)
+            from_elr = self.settings.elr and alone and c[LEADER] in set(a[ISR]) | set(a[ELR]) | set(a[LAST_KNOWN_ELR])
+            unclean = self.settings.unclean_election == "topic" and alone
+            if unfenced_now and a[LEADER] == NO_LEADER and (c[ISR] == a[ISR] or from_elr or unclean):
                 continue
             return False
         return True
+
+    def CleanLeaderFromIsrOrElr(self, s, action, t) -> bool:
+        """A new leader comes from the ISR (or the ISR the leader's AlterPartition asks for), or
+        from the ELR, and then as the ISR alone: the ISR was empty (KIP-966's isValidNewLeader).
+        Any other election is unclean, and happens only where an operator or the settings allow
+        one: a designated election, an admin's unclean election, or the topic's
+        unclean.leader.election.enable (KIP-1275: with it off "the controller will do nothing and
+        the partition will remain offline until an ELR / ISR partition recovers"); with the data
+        plane its leader is RECOVERING (KIP-704: the election knows it is unclean)."""
+        if t[PARTITION] is s[PARTITION] or action[0] == "ControllerFailsOver":
+            return True
+        for p in self.partitions:
+            a, c = s[PARTITION][p], t[PARTITION][p]
+            if a is None or c[LEADER] in (NO_LEADER, a[LEADER]):
+                continue
+            clean = set(a[ISR])
+            if action[0] == "ControllerHandlesAlterPartition" and action[1][3] == p:
+                clean |= {r for r, _ in action[1][6]}
+            if c[LEADER] in clean or (c[LEADER] in a[ELR] and c[ISR] == (c[LEADER],)):
+                continue
+            allowed = action[0] in ("AdminElectsDesignatedLeader", "AdminElectsUncleanLeader") or (
+                self.settings.unclean_election == "topic")
+            if not allowed or (self.tracks_recovery and not c[RECOVERING]):
+                return False
+        return True
+
+    def ElrLeftOnlyForCause(self, s, action, t) -> bool:
+        """With ELR, a replica leaves the eligible leader replicas only by joining the ISR, when the
+        ISR is back at min.insync.replicas, when its broker registers a new incarnation (unclean
+        shutdown), or when an election replaces the leader and clears them (KIP-966: the ELR
+        keeps, while the ISR is short, the replicas that hold everything committed).  A
+        failover's reverting is no change."""
+        if not self.settings.elr or t[PARTITION] is s[PARTITION] or action[0] == "ControllerFailsOver":
+            return True
+        for p in self.partitions:
+            a, c = s[PARTITION][p], t[PARTITION][p]
+            if a is None or len(c[ISR]) >= self.settings.min_isr or c[LEADER] not in (NO_LEADER, a[LEADER]):
+                continue
+            for r in set(a[ELR]) - set(c[ELR]) - set(c[ISR]):
+                if t[REGISTERED_INCARNATION][r] == s[REGISTERED_INCARNATION][r]:
+                    return False
+        return True
+
+    def IsrJoinsFromCurrentIncarnation(self, s, action, t) -> bool:
+        """A replica joins the ISR through AlterPartition only on what the leader heard from the
+        incarnation the controller has registered: the broker epoch the request carries for it is
+        its registered one (KIP-903; a follower restarted since its fetch may have lost what it
+        held)."""
+        if action[0] != "ControllerHandlesAlterPartition":
+            return True
+        m = action[1]
+        p = m[3]
+        before, after = s[PARTITION][p], t[PARTITION][p]
+        if after is None or after[ISR] == before[ISR]:
+            return True
+        joined = set(after[ISR]) - set(before[ISR])
+        return all(e == s[BROKER_EPOCH][r] for r, e in m[6] if r in joined)
 
     def FencedUntilAssigned(self, s, action, t) -> bool:
         """A broker that registered directories is never unfenced while metadata holds one of

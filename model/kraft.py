@@ -24,7 +24,7 @@ from .picture import picture
 from .records import Records, record_label
 from .sequence import sequence
 from .state import (
-    ACKED, ACTIONS, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
+    ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
     FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED, MV_3_6, MV_3_7_IV2,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
@@ -70,6 +70,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
             "HighWatermarkWithinLog": self.HighWatermarkWithinLog,
             "CommittedRecordsSurvive": self.CommittedRecordsSurvive,
             "OneLeaderCommitsPerEpoch": self.OneLeaderCommitsPerEpoch,
+            "IsrHoldsCommittedRecords": self.IsrHoldsCommittedRecords,
+            "IsrElrDisjoint": self.IsrElrDisjoint,
+            "ElrOnlyBelowMinIsr": self.ElrOnlyBelowMinIsr,
         }
         # The traces' picture of a state (model/picture.py) and their message sequence chart
         # (model/sequence.py), drawn from ``describe``'s output.
@@ -82,6 +85,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
             "FencedUntilAssigned": self.FencedUntilAssigned,
             "DesignatedElectionSafe": self.DesignatedElectionSafe,
             "BrokerEpochOnlyForNewIncarnation": self.BrokerEpochOnlyForNewIncarnation,
+            "CleanLeaderFromIsrOrElr": self.CleanLeaderFromIsrOrElr,
+            "IsrJoinsFromCurrentIncarnation": self.IsrJoinsFromCurrentIncarnation,
+            "ElrLeftOnlyForCause": self.ElrLeftOnlyForCause,
         }
 
     # -----------------------------------------------------------------------------------------
@@ -150,6 +156,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
 
         def add(action, n):
             if n is not None:
+                if action[0] != "ControllerFailsOver":
+                    n = self.given_up(s, n)
                 out.append((action, n))
 
         for b in self.brokers:
@@ -188,6 +196,11 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
             for p in self.partitions:
                 for b in self.replicas[p]:
                     add(("AdminElectsDesignatedLeader", p, b), self.AdminElectsDesignatedLeader(s, p, b))
+        if self.settings.unclean_election != "off":
+            for p in self.partitions:
+                add(("AdminElectsUncleanLeader", p), self.AdminElectsUncleanLeader(s, p))
+        if self.settings.unclean_election == "topic":
+            add(("ControllerElectsUncleanLeaders",), self.ControllerElectsUncleanLeaders(s))
         if self.settings.metadata_upgrade:
             add(("AdminUpgradesMetadataVersion",), self.AdminUpgradesMetadataVersion(s))
         previous = None
@@ -285,21 +298,25 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
             "produced": s[PRODUCED],
         }
 
-    @staticmethod
-    def describe_controller(image) -> dict:
+    def describe_controller(self, image) -> dict:
         """The controller's variables (in-memory, or a committed image) as traces show them."""
         broker_epoch, fenced, online_dirs, partitions, registered_incarnation, metadata_version = image
 
         def part_view(part):
             if part is None:
                 return "NoPartition"
-            return {
+            view = {
                 "leader": part[LEADER],
                 "isr": list(part[ISR]),
                 "dirs": [dir_name(d) for d in part[DIRS]],
                 "leaderEpoch": part[LEADER_EPOCH],
                 "partitionEpoch": part[PARTITION_EPOCH],
             }
+            if self.settings.elr:
+                view.update(elr=list(part[ELR]), lastKnownElr=list(part[LAST_KNOWN_ELR]))
+            if self.tracks_recovery:
+                view.update(leaderRecoveryState="RECOVERING" if part[RECOVERING] else "RECOVERED")
+            return view
 
         return {
             "brokerEpoch": list(broker_epoch),

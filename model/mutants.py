@@ -39,4 +39,13 @@ MUTANTS = {
     "replay_ignores_log_dirs": "replaying a BrokerRegistrationChangeRecord ignores its logDirs, so a directory "
     "failure the active controller handled is not in what the metadata log rebuilds (KAFKA-15364); "
     "seen with failovers",
+    "elect_unacceptable_last_leader": "with ELR, a partition whose ISR and ELR are empty elects its last known "
+    "leader though it is not acceptable (fenced, or its directory offline) (KAFKA-19522)",
+    "alter_partition_stale_broker_epoch": "AlterPartition takes an ISR member whose broker epoch in the request "
+    "is not its registered one: a follower restarted since its fetch rejoins the ISR (KAFKA-14617)",
+    "unclean_reregistration_keeps_epochs": "with ELR, a new incarnation's registration writes no leader and ISR "
+    "changes (handleBrokerUncleanShutdown skipped), so the old incarnation keeps its leaderships in their "
+    "epochs (KAFKA-18106; Kafka 3.x without ELR: finding 3)",
+    "unclean_not_recovering": "an unclean election does not mark its leader RECOVERING (before KIP-704): "
+    "nobody knows which acknowledged records it gave up",
 }

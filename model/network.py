@@ -48,7 +48,8 @@ def message_label(m: tuple) -> str:
         return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {dir_name(m[4])}, {'ok' if m[5] else 'error'})"
     if m[0] == ALTER_PARTITION:
         isr = ", ".join(f"b{r} epoch {e}" for r, e in m[6])
-        return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]}, leader epoch {m[4]}, partition epoch {m[5]}, isr [{isr}])"
+        recovering = ", RECOVERING" if m[7] else ""
+        return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]}, leader epoch {m[4]}, partition epoch {m[5]}, isr [{isr}]{recovering})"
     if m[0] == ALTER_PARTITION_RESPONSE:
         return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]}, leader epoch {m[4]}, isr {list(m[5])}, {m[6]})"
     return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]})"

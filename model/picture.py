@@ -221,8 +221,17 @@ def _replica_logs(now: _View, before: _View | None, b: int) -> str:
         mark = now.at("highWatermark", b, p)
         if not isinstance(records, list) or (not records and not mark and p not in on_disk):
             continue
-        changed = _differs(now, before, "replicaLog", b, p) or _differs(now, before, "highWatermark", b, p)
+        changed = any(_differs(now, before, name, b, p) for name in ("replicaLog", "highWatermark", "followerEnd"))
         text = f"p{p} log {replica_log_text(records, mark)}"
+        heard = now.at("followerEnd", b, p)
+        if isinstance(heard, dict) and heard.get("leaderEpoch", -1) >= 0:
+            # what it learned of its followers while leading in that epoch (KIP-903: and the
+            # broker epoch their fetch carried)
+            followers = [f"b{r} at {_e(end)} (epoch {_e(epoch)})"
+                         for r, (end, epoch) in enumerate(zip(heard.get("ends") or [], heard.get("fetchEpochs") or []))
+                         if r != b and isinstance(end, int) and end >= 0]
+            if followers:
+                text += f"; as leader in e{_e(heard.get('leaderEpoch'))} heard {', '.join(followers)}"
         if now.at("partition", p, "leader") == b and _lacks_acknowledged(now, p, records):
             text = f'<FONT COLOR="{WRONG}">{text}, leader without acknowledged records</FONT>'
         rows.append(f'<TR><TD ALIGN="LEFT"{_bg(changed)}><FONT POINT-SIZE="9">{text}</FONT></TD></TR>')
@@ -317,6 +326,13 @@ def _partitions(now: _View, before: _View | None) -> str:
             text = (f"<B>p{p}</B>  {leader_text}  ISR {{{isr}}}  replicas: {placed}"
                     f'  <FONT POINT-SIZE="9">leader epoch {_e(part.get("leaderEpoch"))},'
                     f' partition epoch {_e(part.get("partitionEpoch"))}</FONT>')
+            if "elr" in part:
+                elr = ", ".join(f"b{_e(r)}" for r in part.get("elr") or [])
+                known = ", ".join(f"b{_e(r)}" for r in part.get("lastKnownElr") or [])
+                text += f'  ELR {{{elr}}}' + (f'  <FONT POINT-SIZE="9">last known leader {known}</FONT>' if known else "")
+            if part.get("leaderRecoveryState") == "RECOVERING":
+                text += f'  <FONT COLOR="{WRONG}">RECOVERING</FONT>'
+
         acked = (now.get("acked") or [])[p:p + 1]
         if acked and acked[0]:
             offsets = ", ".join(f"{_e(e.get('offset'))} (e{_e(e.get('leaderEpoch'))})" for e in acked[0]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .state import (
     METADATA_VERSION_NAMES, dir_name, CONTROLLER_VARIABLES, FEATURE_LEVEL, NETWORK, UNCOMMITTED, bag_add,
-    BROKER_EPOCH, DIRS, FENCED, ISR, LEADER, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
+    ACKED, REPLICA_LOG, BROKER_EPOCH, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER, RECOVERING, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
     ONLINE_DIRS, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, PARTITION_RECORD,
     REGISTERED_INCARNATION, REGISTER_BROKER, except_at,
 )
@@ -16,47 +16,95 @@ class Records:
     """Building PartitionChangeRecords from an image, and replaying every record kind."""
 
     def partition_change_record(self, view, p, remove=NONE, add=NONE, new_dirs=None, keep_in_isr=False, acceptor_dirs=None,
-                                target_isr=None):
+                                target_isr=None, unclean_shutdown=NONE, election=None, elr_enabled=None, recovered=False):
         """PartitionChangeBuilder.build, reading the image ``view``: remove a broker from the ISR
-        (never the last member), then elect (clean: the current leader if still acceptable, else
-        the first acceptable ISR replica in replica order, else no leader).  ``remove`` is never
-        an acceptable leader and ``add`` is one though the image still has it fenced
-        (generateLeaderAndIsrUpdates' brokerToRemove and brokerToAdd).  A replica is judged on
-        ``acceptor_dirs`` (Kafka's LeaderAcceptor reads the registration the builder started
-        from), by default the new directories.  ``target_isr``: the ISR a leader's AlterPartition
-        asks for (setTargetIsrWithBrokerStates), instead.  Returns the PartitionChangeRecord,
-        holding only what changes, or None when nothing does."""
+        (without ELR never the last member), then elect: the current leader if still valid, else
+        the first valid replica in replica order (valid: in the ISR, or in the ELR when the ISR
+        is empty, and acceptable), else with ELR the last known leader when ISR and ELR are empty
+        (KIP-966's last-known-leader election, unclean), else for an ``"unclean"`` election the
+        first acceptable replica, else no leader.  ``remove`` is never an acceptable leader and
+        ``add`` is one though the image still has it fenced (generateLeaderAndIsrUpdates'
+        brokerToRemove and brokerToAdd).  A replica is judged on ``acceptor_dirs`` (Kafka's
+        LeaderAcceptor reads the registration the builder started from), by default the new
+        directories.  ``target_isr``: the ISR a leader's AlterPartition asks for
+        (setTargetIsrWithBrokerStates), instead; ``recovered``: it also reports its recovery
+        done (setTargetLeaderRecoveryState).  ``unclean_shutdown`` leaves the ISR and the ELR
+        and may not lead (handleBrokerUncleanShutdown).  ``election``: "online" or "unclean",
+        by default the topic's unclean.leader.election.enable; ``elr_enabled``: by default the
+        metadata version's (handleAssignReplicasToDirs' builder leaves it off).  With ELR an ISR
+        shorter than min.insync.replicas keeps the members it lost as eligible leader replicas,
+        one at least as long clears them.  An unclean election's leader is the ISR alone and,
+        with the data plane, RECOVERING.  Returns the PartitionChangeRecord, holding only what
+        changes, or None when nothing does."""
         part = view[PARTITION][p]
-        leader, isr, dirs = part[LEADER], part[ISR], part[DIRS]
+        leader, isr, dirs, elr, known = part[LEADER], part[ISR], part[DIRS], part[ELR], part[LAST_KNOWN_ELR]
+        elr_on = self.settings.elr if elr_enabled is None else elr_enabled
+        if election is None:
+            election = "unclean" if self.settings.unclean_election == "topic" else "online"
         target_dirs = dirs if new_dirs is None else new_dirs
         judged_dirs = target_dirs if acceptor_dirs is None else acceptor_dirs
         if target_isr is None:
             target_isr = isr
-            if remove != NONE and remove in isr and len(isr) > 1 and not keep_in_isr:
-                target_isr = tuple(r for r in isr if r != remove)
+            leaving = {remove, unclean_shutdown} & set(isr)
+            if leaving and not keep_in_isr:
+                target_isr = tuple(r for r in isr if r not in leaving)
         replicas = self.replicas[p]
+        # maybePopulateTargetElr (its lastKnownElr is not used: Kafka's controller keeps the last
+        # known leader there instead, useLastKnownLeaderInBalancedRecovery)
+        target_elr = elr
+        if elr_on:
+            if len(target_isr) >= self.settings.min_isr:
+                target_elr = ()
+            else:
+                candidates = set(elr) | set(isr)
+                target_elr = tuple(sorted(r for r in candidates if r not in target_isr and r != unclean_shutdown))
 
-        def ok(r):
-            if r == remove:
+        def acceptable(r):
+            if r in (remove, unclean_shutdown):
                 return False
             directory = judged_dirs[replicas.index(r)]
             if r == add:
                 return self.registered(view, r) and self._controller_thinks_online(view, r, directory)
             return self.acceptable_leader(view, r, directory)
 
-        if leader != NO_LEADER and leader in target_isr and ok(leader):
+        def valid(r):  # isValidNewLeader
+            return (r in target_isr or (not target_isr and r in target_elr)) and acceptable(r)
+
+        unclean = False
+        if leader != NO_LEADER and valid(leader):
             new_leader = leader
         else:
-            new_leader = next((r for r in replicas if r in target_isr and ok(r)), NO_LEADER)
-        if (new_leader, target_isr, target_dirs) == (leader, isr, dirs):
-            return None
-        return (
-            PARTITION_CHANGE,
-            p,
-            new_leader if new_leader != leader else NO_LEADER_CHANGE,
-            target_isr if target_isr != isr else None,
-            target_dirs if target_dirs != dirs else None,
-        )
+            new_leader = next((r for r in replicas if valid(r)), NO_LEADER)
+            if (new_leader == NO_LEADER and elr_on and not target_elr and not target_isr and len(known) == 1
+                    and (acceptable(known[0]) or self.mutant == "elect_unacceptable_last_leader")):
+                new_leader, unclean = known[0], True  # canElectLastKnownLeader (KAFKA-19522 fixed)
+            elif new_leader == NO_LEADER and election == "unclean":
+                new_leader = next((r for r in replicas if acceptable(r)), NO_LEADER)
+                unclean = new_leader != NO_LEADER
+        record_isr, record_recovering = None, None
+        if new_leader != leader:
+            if new_leader in target_elr:
+                target_isr, target_elr = (new_leader,), tuple(r for r in target_elr if r != new_leader)
+            if unclean:
+                record_isr = (new_leader,)
+                if self.settings.records and not part[RECOVERING] and self.mutant != "unclean_not_recovering":
+                    record_recovering = True  # isLeaderRecoverySupported
+        record_leader = new_leader if new_leader != leader else NO_LEADER_CHANGE
+        if not elr_on or record_isr is not None:  # maybeUpdateRecordElr
+            target_elr = ()
+        record_elr = target_elr if target_elr != elr else None
+        if record_isr is None and (target_isr or elr_on) and target_isr != isr:
+            record_isr = target_isr
+        record_known = None  # maybeUpdateLastKnownLeader
+        if elr_on and record_isr == () and not (len(known) == 1 and known[0] == leader):
+            record_known = (leader,)
+        elif elr_on and (record_leader >= 0 or (leader != NO_LEADER and record_leader != NO_LEADER)) and known:
+            record_known = ()
+        if recovered and part[RECOVERING]:
+            record_recovering = False
+        record_dirs = target_dirs if target_dirs != dirs else None
+        record = (PARTITION_CHANGE, p, record_leader, record_isr, record_dirs, record_elr, record_known, record_recovering)
+        return None if record[2:] == (NO_LEADER_CHANGE, None, None, None, None, None) else record
 
     def replay(self, s, records, rebuilding=False):
         """Apply records in order, one replay rule per record kind, as Kafka's replay() does.
@@ -69,7 +117,8 @@ class Records:
             elif record[0] == PARTITION_RECORD:
                 # ReplicationControlManager.replay(PartitionRecord): a new registration
                 _, p, leader, isr, dirs = record
-                s = self._with(s, partition=except_at(s[PARTITION], p, (leader, isr, dirs, 0, 0)))
+                fresh = (leader, isr, dirs, 0, 0, (), (), False)
+                s = self._with(s, partition=except_at(s[PARTITION], p, fresh))
             elif record[0] == REGISTER_BROKER:
                 # ClusterControlManager.replay(RegisterBrokerRecord): the registration is replaced
                 # whole, logDirs included (none below 3.7-IV2).
@@ -117,6 +166,22 @@ class Records:
         n = self.replay(s, records)
         return self._with(n, uncommitted=s[UNCOMMITTED] + ((records, response),))
 
+    def given_up(self, s, n):
+        """The ghost ``acked`` after a controller step from ``s`` to ``n``: an election that
+        declares itself unclean (its record marks the new leader RECOVERING: an unclean, a
+        last-known-leader or a designated election) gives up the acknowledged records its new
+        leader's log lacks; a clean election gives up nothing.  (With failovers the controller's
+        own state decides: an election the failover then drops has given them up all the same.)"""
+        if not s[ACKED] or n[PARTITION] is s[PARTITION]:
+            return n
+        acked = list(n[ACKED])
+        for p, (before, after) in enumerate(zip(s[PARTITION], n[PARTITION])):
+            if before is None or after[LEADER] in (NO_LEADER, before[LEADER]) or not after[RECOVERING]:
+                continue
+            log = n[REPLICA_LOG][after[LEADER]][p]
+            acked[p] = tuple(e for e in acked[p] if e[0] < len(log) and log[e[0]] == e[1])
+        return self._with(n, acked=tuple(acked))
+
     @staticmethod
     def controller_image(s) -> tuple:
         """The controller's in-memory state, as a committed image holds it."""
@@ -139,13 +204,16 @@ class Records:
     def merged(part, record):
         """PartitionRegistration.merge: the fields the record sets; the leader epoch goes up when
         it sets a leader, the partition epoch with every record."""
-        _, _, leader, isr, dirs = record
+        _, _, leader, isr, dirs, elr, known, recovering = record
         return (
             part[LEADER] if leader == NO_LEADER_CHANGE else leader,
             part[ISR] if isr is None else isr,
             part[DIRS] if dirs is None else dirs,
             part[LEADER_EPOCH] + (0 if leader == NO_LEADER_CHANGE else 1),
             part[PARTITION_EPOCH] + 1,
+            part[ELR] if elr is None else elr,
+            part[LAST_KNOWN_ELR] if known is None else known,
+            part[RECOVERING] if recovering is None else recovering,
         )
 
     def change_partition(self, s, p, remove=NONE, new_dirs=None, keep_in_isr=False):
@@ -158,10 +226,13 @@ def record_label(record: tuple) -> str:
     """A metadata record as a trace shows it: ``PartitionChange(p0, leader 1, isr [1])``."""
     kind = record[0]
     if kind == PARTITION_CHANGE:
-        _, p, leader, isr, dirs = record
+        _, p, leader, isr, dirs, elr, known, recovering = record
         said = [] if leader == NO_LEADER_CHANGE else [f"leader {leader}"]
         said += [] if isr is None else [f"isr {list(isr)}"]
         said += [] if dirs is None else [f"dirs {[dir_name(d) for d in dirs]}"]
+        said += [] if elr is None else [f"elr {list(elr)}"]
+        said += [] if known is None else [f"lastKnownElr {list(known)}"]
+        said += [] if recovering is None else ["RECOVERING" if recovering else "RECOVERED"]
         return f"PartitionChange(p{p}{', ' if said else ''}{', '.join(said)})"
     if kind == PARTITION_RECORD:
         _, p, leader, isr, dirs = record

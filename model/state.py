@@ -23,7 +23,8 @@ VARIABLES = (
     "brokerEpoch",  # controller: broker -> registered broker epoch (0: never registered)
     "fenced",  # controller: broker -> fenced?
     "onlineDirs",  # controller: broker -> sorted online directories of its registration
-    "partition",  # controller: partition -> NoPartition (None) | <<leader, isr, dirs, leaderEpoch, partitionEpoch>>
+    "partition",  # controller: partition -> NoPartition (None) | <<leader, isr, dirs, leaderEpoch, partitionEpoch,
+    # elr, lastKnownElr, recovering>>
     "network",  # sorted bag of messages in flight
     "nextUuid",  # the next fresh directory UUID the format tool generates
     "dirFailures",  # directory failures so far
@@ -41,8 +42,9 @@ VARIABLES = (
     # The data plane, when records are produced (else () and 0 throughout):
     "replicaLog",  # broker -> partition -> the leader epoch of each record of its replica's log, by offset
     "highWatermark",  # broker -> partition -> the replica's high watermark (checkpointed: kept across restarts)
-    "followerEnd",  # broker -> partition -> <<leaderEpoch, epochStartOffset, broker -> log end offset>>: what
-    # the broker, as leader in that epoch, has learned from its followers' fetches (in memory)
+    "followerEnd",  # broker -> partition -> <<leaderEpoch, epochStartOffset, broker -> log end offset,
+    # broker -> broker epoch of its last fetch>>: what the broker, as leader in that epoch, has learned
+    # from its followers' fetches (in memory)
     "acked",  # partition -> <<offset, leaderEpoch, leader>> of each record acknowledged to its producer
     # (acks=all: committed), until an election that declares itself unclean gives it up
     "produced",  # records produced so far
@@ -99,13 +101,17 @@ NO_LEADER = -1
 REPAIRED = -1  # the disk comes back: same UUID, its logs back
 REPLACED = -2  # a new disk, formatted with a fresh UUID
 
-# Partition record fields.
-LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH = range(5)
+# Partition record fields; with ELR (KIP-966) also the eligible leader replicas and the last
+# known ones (lastKnownElr: with useLastKnownLeaderInBalancedRecovery, the last known leader), and
+# whether its leader is RECOVERING from an unclean election (LeaderRecoveryState).
+LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH, ELR, LAST_KNOWN_ELR, RECOVERING = range(8)
 
 # Metadata records, as Kafka's controller writes them: a handler computes its records from the
 # image it read, and replay applies them in order (QuorumController).  Under semantics "kip"
 # each record is computed from the state the records before it left.
-PARTITION_CHANGE = "PartitionChange"  # <<kind, p, leader or NO_LEADER_CHANGE, isr or None, dirs or None>>
+PARTITION_CHANGE = "PartitionChange"  # <<kind, p, leader or NO_LEADER_CHANGE, isr or None, dirs or None>>, and
+# with ELR <<..., eligibleLeaderReplicas or None, lastKnownElr or None, leaderRecoveryState: True for
+# RECOVERING, False for RECOVERED, None for no change>>
 REGISTRATION_CHANGE = "BrokerRegistrationChange"  # <<kind, b, fenced (True, False or None), logDirs or None>>
 REGISTER_BROKER = "RegisterBroker"  # <<kind, b, incarnation ID, broker epoch, fenced, logDirs>>
 PARTITION_RECORD = "Partition"  # <<kind, p, leader, isr, dirs>>: a new partition, both epochs 0
@@ -121,7 +127,7 @@ HEARTBEAT_RESPONSE = 4  # <<HEARTBEAT_RESPONSE, b, epoch, offlineDirs>> acknowle
 ASSIGN = 5  # <<ASSIGN, b, epoch, p, dir>>                       AssignReplicasToDirs
 ASSIGN_RESPONSE = 6  # <<ASSIGN_RESPONSE, b, epoch, p, dir, ok>>
 ALTER_REPLICA_STATE = 7  # <<ALTER_REPLICA_STATE, b, epoch, p>>  KIP-589, replica offline
-ALTER_PARTITION = 8  # <<ALTER_PARTITION, b, epoch, p, leaderEpoch, partitionEpoch, <<<<r, brokerEpoch>>, ...>>>>
+ALTER_PARTITION = 8  # <<ALTER_PARTITION, b, epoch, p, leaderEpoch, partitionEpoch, <<<<r, brokerEpoch>>, ...>>, recovering>>
 ALTER_PARTITION_RESPONSE = 9  # <<ALTER_PARTITION_RESPONSE, b, epoch, p, leaderEpoch, proposed isr, error>>
 MESSAGE_NAMES = {
     REGISTER: "Register",
@@ -166,6 +172,8 @@ ACTIONS = (
     "ControllerHandlesAlterReplicaState",
     "ControllerCreatesPartition",
     "AdminElectsDesignatedLeader",
+    "AdminElectsUncleanLeader",
+    "ControllerElectsUncleanLeaders",
     "AdminUpgradesMetadataVersion",
     "NetworkLosesMessage",
     "ControllerCommits",

@@ -2,8 +2,9 @@
 (***************************************************************************)
 (* KRaft controller, brokers and log directories: KIP-858 (JBOD), KIP-589  *)
 (* (broker-epoch gated replica state), the controller's leader election,   *)
-(* KIP-1275 (designated leader elections), and the data plane: replicas'   *)
-(* logs, fetching, high watermarks and AlterPartition.                     *)
+(* KIP-1275 (designated leader elections), KIP-966 (eligible leader      *)
+(* replicas), unclean elections and the leader's recovery state, and the   *)
+(* data plane: replicas' logs, fetching, high watermarks, AlterPartition.  *)
 (*                                                                         *)
 (* The Python package model/ mirrors this module one to one: the           *)
 (* same variables, one function per action named like the operator here,   *)
@@ -34,6 +35,8 @@ CONSTANTS
     BrokerLag,                \* brokers act on the metadata they have loaded (brokerImage)
     MaxRecords,               \* records producers write in the whole run; 0: no data plane
     MinIsr,                   \* min.insync.replicas
+    ElrEnabled,               \* KIP-966's eligible leader replicas (metadata version 4.0-IV1 and later)
+    UncleanElection,          \* "off", "admin" (ElectLeaders UNCLEAN) or "topic" (unclean.leader.election.enable)
     Mutant,                   \* "none", or the name of a bug put back (see spec/README.md)
     NoPartition               \* model value: a partition not yet created
 
@@ -74,7 +77,7 @@ VARIABLES
     brokerEpoch,   \* controller: broker -> registered broker epoch (0: never registered)
     fenced,        \* controller: broker -> fenced?
     onlineDirs,    \* controller: broker -> online directories of its registration
-    partition,     \* controller: partition -> NoPartition or its record
+    partition,     \* controller: partition -> NoPartition or its record (NewPartition)
     network,       \* bag of messages in flight
     nextUuid,      \* the next fresh directory UUID
     dirFailures,   \* directory failures so far
@@ -92,7 +95,7 @@ VARIABLES
     \* The data plane, when records are produced (else <<>> and 0 throughout):
     replicaLog,     \* broker -> partition -> the leader epoch of each record of its log (offset k-1 at k)
     highWatermark,  \* broker -> partition -> its replica's high watermark (checkpointed)
-    followerEnd,    \* broker -> partition -> [leaderEpoch, start, ends]: what it learned as leader (in memory)
+    followerEnd,    \* broker -> partition -> [leaderEpoch, start, ends, fetchEpochs]: what it learned as leader (in memory)
     acked,          \* partition -> <<offset, leaderEpoch, leader>> of each record acknowledged (committed)
     produced        \* records produced so far
 
@@ -106,6 +109,9 @@ vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
 dataKept == <<replicaLog, highWatermark, acked, produced>>
 dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced>>
 brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage, dataVars>>
+\* What a controller step leaves alone: all but `acked`, which an unclean election gives up from.
+brokerVarsButAcked == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
+                        replicaLog, highWatermark, followerEnd, produced>>
 logVars == <<committedImage, uncommitted, failoversDone>>
 \* The controller's state: in memory, and (with failovers) its metadata log.
 controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, logVars>>
@@ -124,6 +130,9 @@ Load(b, i) == Cardinality(logs[b][i]) + Cardinality({p \in Partitions : future[b
 LeastLoadedOnlineSlot(b) ==
     CHOOSE i \in OnlineSlots(b) :
         \A j \in OnlineSlots(b) : Load(b, i) < Load(b, j) \/ (Load(b, i) = Load(b, j) /\ i <= j)
+
+\* The data plane is modeled: records are produced, replicas keep logs.
+DataPlane == MaxRecords > 0
 
 Registered(b) == brokerEpoch[b] > 0
 EpochIsCurrent(b, e) == Registered(b) /\ brokerEpoch[b] = e
@@ -154,46 +163,117 @@ DefaultDir(b) ==
     ELSE IF Cardinality(onlineDirs[b]) = 1 THEN CHOOSE d \in onlineDirs[b] : TRUE
     ELSE UNASSIGNED
 
-(* PartitionChangeBuilder.build: remove a broker from the ISR (never the last member), then   *)
-(* elect (clean: the current leader if still acceptable, else the first acceptable ISR replica  *)
-(* in replica order, else no leader).  `remove` is never an acceptable leader, `add` is one     *)
-(* though still fenced (generateLeaderAndIsrUpdates' brokerToRemove, brokerToAdd).  The result  *)
-(* is a PartitionChangeRecord holding only what changes; ep, fen, od: the controller state the  *)
-(* election reads.                                                                              *)
+(* PartitionChangeBuilder.build: take brokers out of the target ISR, then elect: the current  *)
+(* leader if still valid, else the first valid replica in replica order (valid: in the ISR, or *)
+(* in the ELR when the ISR is empty, and acceptable), else with ELR the last known leader when *)
+(* ISR and ELR are empty (unclean), else for an "unclean" election the first acceptable       *)
+(* replica, else no leader.  `remove` and `unclean` (handleBrokerUncleanShutdown) are never    *)
+(* acceptable leaders, `add` is one though still fenced (generateLeaderAndIsrUpdates'          *)
+(* brokerToRemove, brokerWithUncleanShutdown, brokerToAdd).  With ELR (KIP-966) an ISR shorter *)
+(* than MinIsr keeps the members it lost as eligible leader replicas; one at least as long     *)
+(* clears them.  An unclean election's leader is the ISR alone and, with the data plane,       *)
+(* RECOVERING; `recovered`: the leader's AlterPartition reports its recovery done.  Without    *)
+(* ELR an empty ISR is never written.  The result is a PartitionChangeRecord holding only what *)
+(* changes; ep, fen, od: the controller state the election reads.                              *)
 NoLeaderChange == -2
-\* The election and record for a target ISR `isr`.  A replica is judged on acceptDirs (Kafka's
+The(S) == CHOOSE x \in S : TRUE
+\* (Build is a chain of operators, each taking what the one before computed: TLC's coverage
+\* expands every reference to a LET definition anew.)
+AcceptableAs(r, remove, add, unclean, acceptDirs, ep, fen, od) ==
+    /\ r # remove /\ r # unclean
+    /\ IF r = add THEN ep[r] > 0 /\ ControllerThinksOnline(r, acceptDirs[r], od)
+       ELSE AcceptableLeader(r, acceptDirs[r], ep, fen, od)
+\* maybePopulateTargetElr
+TargetElr(part, targetIsr, unclean, elrOn) ==
+    IF ~elrOn THEN part.elr
+    ELSE IF Cardinality(targetIsr) >= MinIsr THEN {}
+    ELSE (part.elr \cup part.isr) \ (targetIsr \cup {unclean})
+\* isValidNewLeader: in the ISR, or in the ELR when the ISR is empty, and acceptable
+ValidLeaders(p, targetIsr, elr0, acceptable) ==
+    {r \in ReplicaSet(p) : (r \in targetIsr \/ (targetIsr = {} /\ r \in elr0)) /\ r \in acceptable}
+FirstIn(p, S) == IF S = {} THEN NoLeader ELSE Replicas(p)[Min({k \in 1 .. ReplicationFactor : Replicas(p)[k] \in S})]
+\* electAnyLeader: <<leader, unclean>>; the last known leader (canElectLastKnownLeader, KAFKA-19522
+\* fixed), then for an "unclean" election any acceptable replica
+Elect(part, p, targetIsr, elr0, acceptable, election, elrOn) ==
+    LET valid == ValidLeaders(p, targetIsr, elr0, acceptable)
+    IN IF part.leader # NoLeader /\ part.leader \in valid THEN <<part.leader, FALSE>>
+       ELSE IF valid # {} THEN <<FirstIn(p, valid), FALSE>>
+       ELSE IF elrOn /\ elr0 = {} /\ targetIsr = {} /\ Cardinality(part.lastKnownElr) = 1
+               /\ (part.lastKnownElr \subseteq acceptable \/ Mutant = "elect_unacceptable_last_leader")
+       THEN <<The(part.lastKnownElr), TRUE>>
+       ELSE IF election = "unclean" /\ acceptable # {} THEN <<FirstIn(p, acceptable), TRUE>>
+       ELSE <<NoLeader, FALSE>>
+\* tryElection, maybeUpdateRecordElr, the ISR, maybeUpdateLastKnownLeader, the recovery state
+RecordOf(part, targetIsr, elr0, newLeader, electedUnclean, newDirs, elrOn, recovered) ==
+    LET changed == newLeader # part.leader
+        isUnclean == changed /\ electedUnclean
+        fromElr == changed /\ newLeader \in elr0
+        isr1 == IF fromElr THEN {newLeader} ELSE targetIsr
+        setIsr == isUnclean \/ ((isr1 # {} \/ elrOn) /\ isr1 # part.isr)
+        isr2 == IF isUnclean THEN {newLeader} ELSE isr1
+        elr2 == IF ~elrOn \/ isUnclean THEN {} ELSE IF fromElr THEN elr0 \ {newLeader} ELSE elr0
+        recLeader == IF changed THEN newLeader ELSE NoLeaderChange
+        knownToLeader == elrOn /\ setIsr /\ isr2 = {} /\ part.lastKnownElr # {part.leader}
+    IN [leader |-> recLeader,
+        setIsr |-> setIsr, isr |-> isr2,
+        setDirs |-> newDirs # part.dirs, dirs |-> newDirs,
+        setElr |-> elr2 # part.elr, elr |-> elr2,
+        setKnown |-> knownToLeader \/ (elrOn /\ part.lastKnownElr # {}
+                                      /\ (recLeader >= 0 \/ (part.leader # NoLeader /\ recLeader # NoLeader))),
+        known |-> IF knownToLeader THEN {part.leader} ELSE {},
+        recovery |-> IF recovered /\ part.recovering THEN "RECOVERED"
+                     ELSE IF isUnclean /\ DataPlane /\ ~part.recovering /\ Mutant # "unclean_not_recovering"
+                     THEN "RECOVERING" ELSE "none"]
+RecordFrom(part, targetIsr, elr0, result, newDirs, elrOn, recovered) ==
+    RecordOf(part, targetIsr, elr0, result[1], result[2], newDirs, elrOn, recovered)
+BuildWith(part, p, targetIsr, elr0, acceptable, newDirs, election, elrOn, recovered) ==
+    RecordFrom(part, targetIsr, elr0, Elect(part, p, targetIsr, elr0, acceptable, election, elrOn), newDirs, elrOn, recovered)
+Build(part, p, targetIsr, remove, add, unclean, newDirs, acceptDirs, election, elrOn, recovered, ep, fen, od) ==
+    BuildWith(part, p, targetIsr, TargetElr(part, targetIsr, unclean, elrOn),
+              {r \in ReplicaSet(p) : AcceptableAs(r, remove, add, unclean, acceptDirs, ep, fen, od)},
+              newDirs, election, elrOn, recovered)
+\* The topic's election, with unclean.leader.election.enable.
+TopicElection == IF UncleanElection = "topic" THEN "unclean" ELSE "online"
+\* generateLeaderAndIsrUpdates: `remove` out of the ISR; a replica judged on acceptDirs (Kafka's
 \* LeaderAcceptor reads the registration the builder started from).
-BuildRecord(part, p, isr, remove, add, newDirs, acceptDirs, ep, fen, od) ==
-    LET Ok(r) == /\ r # remove
-                 /\ IF r = add THEN ep[r] > 0 /\ ControllerThinksOnline(r, acceptDirs[r], od)
-                    ELSE AcceptableLeader(r, acceptDirs[r], ep, fen, od)
-        candidates == {k \in 1 .. ReplicationFactor : Replicas(p)[k] \in isr /\ Ok(Replicas(p)[k])}
-        newLeader == IF part.leader # NoLeader /\ part.leader \in isr /\ Ok(part.leader) THEN part.leader
-                     ELSE IF candidates = {} THEN NoLeader
-                     ELSE Replicas(p)[Min(candidates)]
-    IN [leader |-> IF newLeader # part.leader THEN newLeader ELSE NoLeaderChange,
-        setIsr |-> isr # part.isr, isr |-> isr,
-        setDirs |-> newDirs # part.dirs, dirs |-> newDirs]
-\* ChangeRecord judges a replica on the new directories.
 ChangeRecordJudging(part, p, remove, add, newDirs, acceptDirs, keepInIsr, ep, fen, od) ==
-    LET isr == IF remove # NONE /\ remove \in part.isr /\ Cardinality(part.isr) > 1 /\ ~keepInIsr
-               THEN part.isr \ {remove} ELSE part.isr
-    IN BuildRecord(part, p, isr, remove, add, newDirs, acceptDirs, ep, fen, od)
-\* The builder with a target ISR given (a leader's AlterPartition: setTargetIsrWithBrokerStates).
-IsrChangeRecord(part, p, isr, ep, fen, od) == BuildRecord(part, p, isr, NONE, NONE, part.dirs, part.dirs, ep, fen, od)
+    LET isr == IF remove # NONE /\ remove \in part.isr /\ ~keepInIsr THEN part.isr \ {remove} ELSE part.isr
+    IN Build(part, p, isr, remove, add, NONE, newDirs, acceptDirs, TopicElection, ElrEnabled, FALSE, ep, fen, od)
+\* handleBrokerUncleanShutdown (with ELR): the broker out of the ISR and the ELR.
+UncleanShutdownRecord(part, p, b, ep, fen, od) ==
+    Build(part, p, part.isr \ {b}, NONE, NONE, b, part.dirs, part.dirs, TopicElection, ElrEnabled, FALSE, ep, fen, od)
+\* handleAssignReplicasToDirs' builder: neither ELR nor the topic's unclean election set.
+AssignRecord(part, p, newDirs, ep, fen, od) ==
+    Build(part, p, part.isr, NONE, NONE, NONE, newDirs, part.dirs, "online", FALSE, FALSE, ep, fen, od)
+\* The builder with a target ISR given (a leader's AlterPartition: setTargetIsrWithBrokerStates),
+\* and the leader's recovery done (setTargetLeaderRecoveryState).
+IsrChangeRecord(part, p, isr, recovered, ep, fen, od) ==
+    Build(part, p, isr, NONE, NONE, NONE, part.dirs, part.dirs, TopicElection, ElrEnabled, recovered, ep, fen, od)
+\* electLeader with ElectionType.UNCLEAN (an admin's, or the controller's periodic task).
+UncleanElectionRecord(part, p, ep, fen, od) ==
+    Build(part, p, part.isr, NONE, NONE, NONE, part.dirs, part.dirs, "unclean", ElrEnabled, FALSE, ep, fen, od)
 ChangeRecord(part, p, remove, add, newDirs, keepInIsr, ep, fen, od) ==
     ChangeRecordJudging(part, p, remove, add, newDirs, newDirs, keepInIsr, ep, fen, od)
 
 \* PartitionRegistration.merge: replaying a record sets what it holds; the leader epoch goes up
 \* when it sets a leader, the partition epoch with every record.  A record that would change
 \* nothing is never written.
+NoChange(rec) ==
+    rec.leader = NoLeaderChange /\ ~rec.setIsr /\ ~rec.setDirs /\ ~rec.setElr /\ ~rec.setKnown /\ rec.recovery = "none"
 Merge(part, rec) ==
-    IF rec.leader = NoLeaderChange /\ ~rec.setIsr /\ ~rec.setDirs THEN part
+    IF NoChange(rec) THEN part
     ELSE [leader |-> IF rec.leader = NoLeaderChange THEN part.leader ELSE rec.leader,
           isr |-> IF rec.setIsr THEN rec.isr ELSE part.isr,
           dirs |-> IF rec.setDirs THEN rec.dirs ELSE part.dirs,
           leaderEpoch |-> part.leaderEpoch + (IF rec.leader = NoLeaderChange THEN 0 ELSE 1),
-          partitionEpoch |-> part.partitionEpoch + 1]
+          partitionEpoch |-> part.partitionEpoch + 1,
+          elr |-> IF rec.setElr THEN rec.elr ELSE part.elr,
+          lastKnownElr |-> IF rec.setKnown THEN rec.known ELSE part.lastKnownElr,
+          recovering |-> IF rec.recovery = "none" THEN part.recovering ELSE rec.recovery = "RECOVERING"]
+\* A new partition (PartitionRecord): both epochs 0, no ELR, recovered.
+NewPartition(leader, isr, dirs) ==
+    [leader |-> leader, isr |-> isr, dirs |-> dirs, leaderEpoch |-> 0, partitionEpoch |-> 0,
+     elr |-> {}, lastKnownElr |-> {}, recovering |-> FALSE]
 
 \* A record computed from the partition as it is, and replayed onto it.
 ChangePartition(part, p, remove, newDirs, keepInIsr, ep, fen, od) ==
@@ -220,11 +300,13 @@ CaughtUp(b) ==
     /\ BrokerView(b).registeredIncarnation[b] = incarnation[b]
 
 \* The records as the log holds them: what a record leaves alone is stored empty.
-NoChange(rec) == rec.leader = NoLeaderChange /\ ~rec.setIsr /\ ~rec.setDirs
 PartitionChangeRec(p, rec) ==
     [kind |-> "PartitionChange", partition |-> p, leader |-> rec.leader,
      setIsr |-> rec.setIsr, isr |-> IF rec.setIsr THEN rec.isr ELSE {},
-     setDirs |-> rec.setDirs, dirs |-> IF rec.setDirs THEN rec.dirs ELSE <<>>]
+     setDirs |-> rec.setDirs, dirs |-> IF rec.setDirs THEN rec.dirs ELSE <<>>,
+     setElr |-> rec.setElr, elr |-> IF rec.setElr THEN rec.elr ELSE {},
+     setKnown |-> rec.setKnown, known |-> IF rec.setKnown THEN rec.known ELSE {},
+     recovery |-> rec.recovery]
 \* fenced: TRUE, FALSE, or left alone (setFenced FALSE); logDirs: {} leaves them alone
 RegistrationChangeRec(b, setFenced, fen, logDirs) ==
     [kind |-> "BrokerRegistrationChange", broker |-> b, setFenced |-> setFenced, fenced |-> fen, logDirs |-> logDirs]
@@ -236,7 +318,8 @@ FeatureLevelRec(version) == [kind |-> "FeatureLevel", version |-> version]
 Written(recs) == SelectSeq(recs, LAMBDA r : r.kind # "PartitionChange" \/ ~NoChange(r))
 \* A PartitionChangeRecord that changes nothing (never written: Written drops it).
 NoChangeRec(p) == PartitionChangeRec(p, [leader |-> NoLeaderChange, setIsr |-> FALSE, isr |-> {},
-                                         setDirs |-> FALSE, dirs |-> <<>>])
+                                         setDirs |-> FALSE, dirs |-> <<>>, setElr |-> FALSE, elr |-> {},
+                                         setKnown |-> FALSE, known |-> {}, recovery |-> "none"])
 RECURSIVE Concat(_)
 Concat(seqs) == IF seqs = <<>> THEN <<>> ELSE Head(seqs) \o Concat(Tail(seqs))
 
@@ -246,8 +329,7 @@ ReplayRecord(img, r) ==
     CASE r.kind = "PartitionChange" ->
             [img EXCEPT !.partition[r.partition] = Merge(@, r)]
       [] r.kind = "Partition" ->
-            [img EXCEPT !.partition[r.partition] =
-                [leader |-> r.leader, isr |-> r.isr, dirs |-> r.dirs, leaderEpoch |-> 0, partitionEpoch |-> 0]]
+            [img EXCEPT !.partition[r.partition] = NewPartition(r.leader, r.isr, r.dirs)]
       [] r.kind = "RegisterBroker" ->
             [img EXCEPT !.brokerEpoch[r.broker] = r.epoch, !.registeredIncarnation[r.broker] = r.incarnation,
                         !.fenced[r.broker] = r.fenced, !.onlineDirs[r.broker] = r.logDirs]
@@ -290,13 +372,23 @@ SumOver(f, S) == IF S = {} THEN 0 ELSE LET x == CHOOSE x \in S : TRUE IN f[x] + 
 RestartsUsed == SumOver([b \in Brokers |-> IF incarnation[b] > 1 THEN incarnation[b] - 1 ELSE 0], Brokers)
 
 \* The data plane: a log is the leader epoch of each record, by offset (offset k - 1 at index k).
-DataPlane == MaxRecords > 0
 \* A leader's followerEnd before it has led: no epoch, nothing heard (-1: UnknownOffset, and an
 \* unknown broker epoch, which AlterPartition's check skips).
 NoFollowerState == [leaderEpoch |-> -1, start |-> 0, ends |-> [r \in Brokers |-> -1],
                     fetchEpochs |-> [r \in Brokers |-> -1]]
 \* A log holds the acknowledged record e = <<offset, leaderEpoch, leader>>.
 Holds(log, e) == Len(log) > e[1] /\ log[e[1] + 1] = e[2]
+
+\* The ghost `acked` after a controller step: an election that declares itself unclean (its new
+\* leader RECOVERING: an unclean, a last-known-leader or a designated election) gives up the
+\* acknowledged records its new leader's log lacks; a clean election gives up nothing.
+GiveUp ==
+    acked' = IF ~DataPlane THEN acked
+             ELSE [p \in Partitions |->
+                     IF partition[p] # NoPartition /\ partition'[p].leader \notin {NoLeader, partition[p].leader}
+                        /\ partition'[p].recovering
+                     THEN {e \in acked[p] : Holds(replicaLog[partition'[p].leader][p], e)}
+                     ELSE acked[p]]
 
 \* A broker process stops: in-memory queues and epoch are gone; logs, futures and disk health stay.
 BrokerDown(b) ==
@@ -649,8 +741,9 @@ RecordDirs(dirs) == IF AssignmentSupported THEN Range(dirs) ELSE {}
 \* (the registration replaced whole).  Another incarnation while the registered one's session is
 \* valid: DuplicateBrokerRegistrationException.  The same incarnation again: the epoch and the
 \* flags kept (KAFKA-16952, KAFKA-16757).  A new incarnation: the next epoch (the record's offset;
-\* the model numbers a broker's records, which orders its epochs as the offsets do), fenced, and
-\* its ISR memberships and leaderships kept (handleBrokerUncleanShutdown acts only with ELR).
+\* the model numbers a broker's records, which orders its epochs as the offsets do), fenced; its
+\* ISR memberships and leaderships kept without ELR, and with ELR handleBrokerUncleanShutdown's
+\* records first: the broker out of each ISR, then each ELR, it is in (from the image).
 Register(m, sessionExpired) ==
     LET b == m.broker
         inc == m.incarnation
@@ -661,14 +754,24 @@ Register(m, sessionExpired) ==
         epoch == IF same THEN brokerEpoch[b] + (IF Mutant = "reregistration_new_epoch" THEN 1 ELSE 0)
                  ELSE brokerEpoch[b] + 1
         fen == IF same THEN Mutant = "reregistration_fences" \/ fenced[b] ELSE TRUE
+        shutdown == ElrEnabled /\ ~same /\ Mutant # "unclean_reregistration_keeps_epochs"
+        Member(p, members) == shutdown /\ partition[p] # NoPartition /\ b \in partition[p][members]
+        Shutdown(p) == UncleanShutdownRecord(partition[p], p, b, brokerEpoch, fenced, onlineDirs)
+        ShutdownRecs(members) ==
+            [k \in 1 .. NumPartitions |-> LET p == k - 1 IN
+                IF Member(p, members) THEN PartitionChangeRec(p, Shutdown(p)) ELSE NoChangeRec(p)]
     IN IF (validSession /\ ~same) \/ (AssignmentSupported /\ ~RegistrationValid(b, m.dirs))
        THEN network' = BagAdd(net, Response(0)) /\ UNCHANGED controllerVars   \* an exception: at once
-       ELSE /\ LogWrite(net, <<RegisterBrokerRec(b, inc, epoch, fen, RecordDirs(m.dirs))>>, Response(epoch))
+       ELSE /\ LogWrite(net, Written(ShutdownRecs("isr") \o ShutdownRecs("elr"))
+                              \o <<RegisterBrokerRec(b, inc, epoch, fen, RecordDirs(m.dirs))>>, Response(epoch))
             /\ brokerEpoch' = [brokerEpoch EXCEPT ![b] = epoch]
             /\ registeredIncarnation' = [registeredIncarnation EXCEPT ![b] = inc]
             /\ fenced' = [fenced EXCEPT ![b] = fen]
             /\ onlineDirs' = [onlineDirs EXCEPT ![b] = RecordDirs(m.dirs)]
-            /\ UNCHANGED <<partition, metadataVersion>>
+            \* ISR and ELR are disjoint: a partition gets one of the two records
+            /\ partition' = [p \in Partitions |->
+                  IF Member(p, "isr") \/ Member(p, "elr") THEN Merge(partition[p], Shutdown(p)) ELSE partition[p]]
+            /\ UNCHANGED metadataVersion
 
 \* registerBroker.  Semantics "code": Register, the registered incarnation's session taken as
 \* still valid when it is unfenced.  Semantics "kip": the incarnation number is the epoch; an
@@ -701,7 +804,7 @@ ControllerHandlesRegistration(m) ==
                      THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
                      ELSE partition[p]]
                /\ UNCHANGED <<metadataVersion, logVars>>
-       /\ UNCHANGED <<brokerVars, counters>>
+       /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
 
 \* registerBroker for a new incarnation once the registered incarnation is gone and its session
 \* timeout has elapsed, before maybeFenceOneStaleBroker fenced it (one stale broker per event):
@@ -713,7 +816,7 @@ ControllerHandlesRegistrationAfterSessionTimeout(m) ==
     /\ Registered(b) /\ ~fenced[b] /\ ~Alive(b)
     /\ m.incarnation # registeredIncarnation[b]
     /\ Register(m, TRUE)
-    /\ UNCHANGED <<brokerVars, counters>>
+    /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
 
 \* Mutant foreign_offline_dirs: the other replicas of p are judged against the sender's
 \* online directories, and those found "offline" are taken out first.
@@ -829,7 +932,7 @@ ControllerHandlesHeartbeat(m) ==
                        /\ network' = Send(net, response)
                        /\ UNCHANGED logVars
                /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVars, counters>>
+       /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
 
 \* processExpiredBrokerHeartbeat (semantics "code"): a heartbeat that waited in the controller's
 \* queue past its deadline only keeps the session alive; nothing is written or answered.
@@ -869,7 +972,7 @@ ControllerFencesExpiredBroker(b) ==
                             THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fen, onlineDirs)
                             ELSE partition[p]]
     /\ IF Semantics = "code" THEN LogWrite(network, fenceRecs, NoResponse) ELSE UNCHANGED <<network, logVars>>
-    /\ UNCHANGED <<brokerVars, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, counters>>
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
 
 \* AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and if it is
 \* not online for the broker (LOST, unknown) take the replica out as for a failed directory.
@@ -895,8 +998,7 @@ ControllerHandlesAssignment(m) ==
                    dirs == [part.dirs EXCEPT ![b] = m.dir]
                    online == ControllerThinksOnline(b, m.dir, onlineDirs)
                    remove == IF online THEN NONE ELSE b
-                   firstRec == ChangeRecordJudging(part, p, NONE, NONE, dirs, part.dirs, FALSE,
-                                                   brokerEpoch, fenced, onlineDirs)
+                   firstRec == AssignRecord(part, p, dirs, brokerEpoch, fenced, onlineDirs)
                    secondRec == ChangeRecord(part, p, b, NONE, part.dirs, FALSE, brokerEpoch, fenced, onlineDirs)
                    first == Merge(part, firstRec)
                    codePart == IF online THEN first ELSE Merge(first, secondRec)
@@ -908,7 +1010,7 @@ ControllerHandlesAssignment(m) ==
                         IF Semantics = "code" THEN codePart
                         ELSE ChangePartition(part, p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
                   /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVars, counters>>
+       /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
 
 \* KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it leaves
 \* the ISR and leadership.
@@ -925,7 +1027,7 @@ ControllerHandlesAlterReplicaState(m) ==
                IN /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
                   /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>), NoResponse)
                   /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVars, counters>>
+       /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
 
 \* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
 \* replicas (at least one), the first of them leader, directories DefaultDir (createTopic's
@@ -937,33 +1039,59 @@ ControllerCreatesPartition(p) ==
        /\ \A r \in ReplicaSet(p) : Registered(r)
        /\ isr # {}
        /\ partition' = [partition EXCEPT ![p] =
-             [leader |-> Replicas(p)[first], isr |-> isr, dirs |-> [r \in ReplicaSet(p) |-> DefaultDir(r)],
-              leaderEpoch |-> 0, partitionEpoch |-> 0]]
+             NewPartition(Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])]
        /\ LogWrite(network, <<PartitionRec(p, Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])>>,
                    NoResponse)
-       /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>>
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
 
 -----------------------------------------------------------------------------
 (* Admin and network *)
 
 \* KIP-1275: only for a leaderless partition; the designated replica must be in the replica
 \* set, unfenced and on an online directory.  Like an unclean election, the ISR becomes just
-\* the new leader.
+\* the new leader, the ELR and the last known leader are cleared, and with the data plane the
+\* leader is RECOVERING.
 AdminElectsDesignatedLeader(p, b) ==
+    LET part == partition[p]
+        rec == [leader |-> b, setIsr |-> part.isr # {b}, isr |-> {b}, setDirs |-> FALSE, dirs |-> part.dirs,
+                setElr |-> part.elr # {}, elr |-> {}, setKnown |-> part.lastKnownElr # {}, known |-> {},
+                recovery |-> IF DataPlane /\ ~part.recovering THEN "RECOVERING" ELSE "none"]
+    IN
     /\ DesignatedEnabled
-    /\ partition[p] # NoPartition
+    /\ part # NoPartition
     /\ b \in ReplicaSet(p)
-    /\ partition[p].leader = NoLeader \/ Mutant = "designated_with_leader"
-    /\ partition[p].leader # b
-    /\ AcceptableLeader(b, partition[p].dirs[b], brokerEpoch, fenced, onlineDirs)
-    /\ partition' = [partition EXCEPT ![p] =
-          [leader |-> b, isr |-> {b}, dirs |-> partition[p].dirs,
-           leaderEpoch |-> partition[p].leaderEpoch + 1, partitionEpoch |-> partition[p].partitionEpoch + 1]]
-    \* the election's PartitionChangeRecord: the leader, and the ISR just the leader
-    /\ LogWrite(network, <<[kind |-> "PartitionChange", partition |-> p, leader |-> b,
-                             setIsr |-> partition[p].isr # {b}, isr |-> IF partition[p].isr # {b} THEN {b} ELSE {},
-                             setDirs |-> FALSE, dirs |-> <<>>]>>, NoResponse)
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>>
+    /\ part.leader = NoLeader \/ Mutant = "designated_with_leader"
+    /\ part.leader # b
+    /\ AcceptableLeader(b, part.dirs[b], brokerEpoch, fenced, onlineDirs)
+    /\ partition' = [partition EXCEPT ![p] = Merge(part, rec)]
+    /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
+
+\* kafka-leader-election --election-type unclean (ReplicationControlManager.electLeader):
+\* ELECTION_NOT_NEEDED for a partition with a leader; else the builder's UNCLEAN election, and
+\* ELIGIBLE_LEADERS_NOT_AVAILABLE (nothing written) when it elects nobody.
+AdminElectsUncleanLeader(p) ==
+    LET rec == UncleanElectionRecord(partition[p], p, brokerEpoch, fenced, onlineDirs)
+    IN /\ UncleanElection # "off"
+       /\ partition[p] # NoPartition
+       /\ partition[p].leader = NoLeader
+       /\ ~NoChange(rec)
+       /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
+       /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
+
+\* maybeElectUncleanLeaders, the controller's periodic task with the topic's
+\* unclean.leader.election.enable: an UNCLEAN election for every leaderless partition, in one batch.
+ControllerElectsUncleanLeaders ==
+    LET Leaderless(p) == partition[p] # NoPartition /\ partition[p].leader = NoLeader
+        Rec(p) == UncleanElectionRecord(partition[p], p, brokerEpoch, fenced, onlineDirs)
+        recs == Written([k \in 1 .. NumPartitions |-> LET p == k - 1 IN
+                            IF Leaderless(p) THEN PartitionChangeRec(p, Rec(p)) ELSE NoChangeRec(p)])
+    IN /\ UncleanElection = "topic"
+       /\ recs # <<>>
+       /\ partition' = [p \in Partitions |-> IF Leaderless(p) THEN Merge(partition[p], Rec(p)) ELSE partition[p]]
+       /\ LogWrite(network, recs, NoResponse)
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
 
 \* kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord.
 AdminUpgradesMetadataVersion ==
@@ -1049,9 +1177,11 @@ PendingIsr(net, b, p, le) ==
     IN IF ms = {} THEN {}
        ELSE LET m == CHOOSE m \in ms : TRUE IN IF m.kind = "AlterPartition" THEN DOMAIN m.isr ELSE m.isr
 \* Partition.maybeIncrementLeaderHW: the least log end offset of the maximal ISR (the ISR and
-\* the members a pending AlterPartition adds), the leader's own log being `log`.
+\* the members a pending AlterPartition adds), the leader's own log being `log`; under
+\* min.insync.replicas it stays (KAFKA-15583: isUnderMinIsr reads the ISR the metadata holds).
 HwTarget(b, p, part, st, log, net) ==
-    Min({IF r = b THEN Len(log) ELSE st.ends[r] : r \in part.isr \cup PendingIsr(net, b, p, part.leaderEpoch) \cup {b}})
+    IF Cardinality(part.isr) < MinIsr THEN highWatermark[b][p]
+    ELSE Min({IF r = b THEN Len(log) ELSE st.ends[r] : r \in part.isr \cup PendingIsr(net, b, p, part.leaderEpoch) \cup {b}})
 NewHw(old, target) == IF target > old THEN target ELSE old
 \* The records of the leader's own epoch the high watermark passes, acknowledged if the ISR still
 \* has min.insync.replicas members (checkEnoughReplicasReachOffset).
@@ -1129,7 +1259,9 @@ LeaderSendsAlterPartition(b, p, r) ==
        /\ Leads(b, p)
        /\ ~AlterPartitionPending(b, p)
        /\ IF r \in part.isr
-          THEN st.ends[r] < Len(replicaLog[b][p])
+          \* replica.lag.time.max.ms, abstracted: a follower still fetching from the leader
+          \* catches up before its lag time runs out; one that cannot fetch falls out
+          THEN st.ends[r] < Len(replicaLog[b][p]) /\ ~FetchingFrom(r, p, b, part.leaderEpoch)
           ELSE /\ FetchingFrom(r, p, b, part.leaderEpoch)
                /\ st.ends[r] >= highWatermark[b][p]
                /\ st.ends[r] >= st.start
@@ -1139,7 +1271,9 @@ LeaderSendsAlterPartition(b, p, r) ==
                                       partition |-> p, leaderEpoch |-> part.leaderEpoch,
                                       partitionEpoch |-> part.partitionEpoch,
                                       \* each member with its last fetch's broker epoch (KIP-903)
-                                      isr |-> [x \in members |-> IF x = b THEN knownEpoch[b] ELSE st.fetchEpochs[x]]])
+                                      isr |-> [x \in members |-> IF x = b THEN knownEpoch[b] ELSE st.fetchEpochs[x]],
+                                      \* RECOVERED: makeLeader set it on taking the lead
+                                      recovering |-> FALSE])
        /\ UNCHANGED <<brokerVars, controllerVars, counters>>
 
 \* The leader applies an ISR the controller shrank and moves its high watermark up over it.
@@ -1186,8 +1320,11 @@ AlterPartitionError(m) ==
        ELSE IF m.broker # part.leader THEN "INVALID_REQUEST"
        ELSE IF m.partitionEpoch < part.partitionEpoch THEN "INVALID_UPDATE_VERSION"
        ELSE IF ~(proposed \subseteq ReplicaSet(m.partition)) \/ part.leader \notin proposed THEN "INVALID_REQUEST"
+       \* a leader still recovering from an unclean election is the ISR alone, and RECOVERED stays
+       ELSE IF m.recovering /\ (Cardinality(proposed) > 1 \/ ~part.recovering) THEN "INVALID_REQUEST"
        ELSE IF \E r \in proposed : ~Registered(r) \/ fenced[r]
-                                   \/ (m.isr[r] # -1 /\ m.isr[r] # brokerEpoch[r])
+                                   \/ (m.isr[r] # -1 /\ m.isr[r] # brokerEpoch[r]
+                                       /\ Mutant # "alter_partition_stale_broker_epoch")
        THEN "INELIGIBLE_REPLICA"
        ELSE "NONE"
 
@@ -1200,7 +1337,7 @@ ControllerHandlesAlterPartition(m) ==
         p == m.partition
         net == BagRemove(network, m)
         error == AlterPartitionError(m)
-        rec == IsrChangeRecord(partition[p], p, DOMAIN m.isr, brokerEpoch, fenced, onlineDirs)
+        rec == IsrChangeRecord(partition[p], p, DOMAIN m.isr, ~m.recovering, brokerEpoch, fenced, onlineDirs)
         Answer(e) == [kind |-> "AlterPartitionResponse", broker |-> b, epoch |-> m.epoch, partition |-> p,
                       leaderEpoch |-> m.leaderEpoch, isr |-> DOMAIN m.isr, error |-> e]
     IN /\ m.kind = "AlterPartition"
@@ -1213,7 +1350,7 @@ ControllerHandlesAlterPartition(m) ==
                /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>),
                            Answer(IF rec.leader \notin {NoLeaderChange, b} THEN "NEW_LEADER_ELECTED" ELSE "NONE"))
                /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVars, counters>>
+       /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
 
 Next ==
     \/ \E b \in Brokers :
@@ -1232,6 +1369,8 @@ Next ==
         \/ ControllerFencesExpiredBroker(b)
     \/ \E p \in Partitions : ControllerCreatesPartition(p)
     \/ \E p \in Partitions, b \in Brokers : AdminElectsDesignatedLeader(p, b)
+    \/ \E p \in Partitions : AdminElectsUncleanLeader(p)
+    \/ ControllerElectsUncleanLeaders
     \/ AdminUpgradesMetadataVersion
     \* Each delivery is an action of its own, so that TLC's -coverage counts each on its own.
     \/ \E m \in BagToSet(network) : ControllerHandlesRegistration(m)
@@ -1282,6 +1421,22 @@ CommittedRecordsSurvive ==
 OneLeaderCommitsPerEpoch ==
     DataPlane => \A p \in Partitions : \A e, f \in acked[p] : e[2] = f[2] => e[3] = f[3]
 
+\* Every ISR member running as the incarnation the controller registered, its log readable,
+\* holds every acknowledged record (a clean election picks from the ISR; KIP-903).
+IsrHoldsCommittedRecords ==
+    DataPlane =>
+        \A p \in Created : \A r \in partition[p].isr :
+            (registeredIncarnation[r] = incarnation[r] /\ ReplicaReadable(r, p)) =>
+                \A e \in acked[p] : Holds(replicaLog[r][p], e)
+
+\* With ELR: no replica is both in the ISR and an eligible leader replica (KIP-966).
+IsrElrDisjoint ==
+    ElrEnabled => \A p \in Created : partition[p].isr \cap partition[p].elr = {}
+
+\* With ELR: the ELR is empty while the ISR has min.insync.replicas members (KIP-966).
+ElrOnlyBelowMinIsr ==
+    ElrEnabled => \A p \in Created : Cardinality(partition[p].isr) >= MinIsr => partition[p].elr = {}
+
 \* No leader's replica is on a directory that is offline for its broker: clients would be
 \* sent to a replica that cannot serve them (the reason KIP-858 exists).
 LeaderOnOnlineDir ==
@@ -1297,9 +1452,10 @@ FencedBrokerLeadsNothing ==
 LeaderInIsr ==
     \A p \in Created : partition[p].leader # NoLeader => partition[p].leader \in partition[p].isr
 
-\* The ISR is a non-empty subset of the replica set.
+\* The ISR is a subset of the replica set, non-empty without ELR (KIP-966 lets an ISR shrink to
+\* nothing, its members kept as eligible leader replicas).
 IsrWithinReplicas ==
-    \A p \in Created : partition[p].isr # {} /\ partition[p].isr \subseteq ReplicaSet(p)
+    \A p \in Created : (partition[p].isr # {} \/ ElrEnabled) /\ partition[p].isr \subseteq ReplicaSet(p)
 
 \* Every ISR member's replica is on an online directory, except the last member kept in the
 \* ISR of a leaderless partition.
@@ -1336,10 +1492,11 @@ NoReplicaRecreatedElsewhere ==
     \A b \in Brokers, p \in Partitions :
         ~((\E i \in MainSlots(b, p) : SlotFailed(b, i)) /\ (\E i \in MainSlots(b, p) : SlotOnline(b, i)))
 
-\* A partition is leaderless only when no ISR replica is acceptable as leader.
+\* A partition is leaderless only when no ISR replica (with ELR and an empty ISR: no eligible
+\* leader replica) is acceptable as leader.
 ElectedWhenPossible ==
     \A p \in Created : partition[p].leader = NoLeader =>
-        \A r \in partition[p].isr :
+        \A r \in IF partition[p].isr # {} \/ ~ElrEnabled THEN partition[p].isr ELSE partition[p].elr :
             ~(Registered(r) /\ ~fenced[r] /\ DirOnlineInMetadata(r, partition[p].dirs[r]))
 
 \* When metadata puts a replica in a directory that failed while its log is safe in an online
@@ -1404,7 +1561,13 @@ UpdatesOnlyOfflinePartitions ==
                        /\ partition[p].isr \ {b} \subseteq partition'[p].isr
                     \/ /\ fenced[b] /\ ~fenced'[b]
                        /\ partition[p].leader = NoLeader
-                       /\ partition'[p].isr = partition[p].isr
+                       /\ \/ partition'[p].isr = partition[p].isr
+                          \* an election from the ELR, of the last known leader (KIP-966) or an
+                          \* unclean one makes its leader the ISR alone
+                          \/ LET c == partition'[p] IN
+                             /\ c.leader # NoLeader /\ c.isr = {c.leader}
+                             /\ \/ ElrEnabled /\ c.leader \in partition[p].isr \cup partition[p].elr \cup partition[p].lastKnownElr
+                                \/ UncleanElection = "topic"
 
 \* A broker that registered directories is never unfenced while metadata holds one of its
 \* replicas as UNASSIGNED (KIP-858).
@@ -1426,6 +1589,49 @@ DesignatedElectionSafe ==
             /\ Registered(b) /\ ~fenced[b]
             /\ DirOnlineInMetadata(b, partition[p].dirs[b])
 
+\* Can a leader be RECOVERING?  Only an unclean, last-known-leader or designated election makes
+\* one, and the state is kept with the data plane only.
+TracksRecovery == DataPlane /\ (ElrEnabled \/ DesignatedEnabled \/ UncleanElection # "off")
+
+\* A new leader comes from the ISR (or the ISR the leader's AlterPartition asks for), or from the
+\* ELR, and then as the ISR alone: the ISR was empty (KIP-966).  Any other election is unclean,
+\* and happens only where an operator or the settings allow one (a designated election, an
+\* admin's unclean election, the topic's unclean.leader.election.enable); with the data plane
+\* its leader is RECOVERING (KIP-704).  A failover's reverting is no election.
+CleanLeaderFromIsrOrElr ==
+    failoversDone' = failoversDone =>
+        \A p \in Created :
+            LET a == partition[p]
+                c == partition'[p]
+                asked == UNION {DOMAIN m.isr : m \in {m \in BagToSet(network) :
+                                   m.kind = "AlterPartition" /\ m.partition = p /\ ControllerHandlesAlterPartition(m)}}
+            IN (/\ c.leader \notin {NoLeader, a.leader}
+                /\ c.leader \notin a.isr \cup asked
+                /\ ~(c.leader \in a.elr /\ c.isr = {c.leader}))
+               => /\ \/ UncleanElection = "topic"
+                     \/ AdminElectsDesignatedLeader(p, c.leader)
+                     \/ AdminElectsUncleanLeader(p)
+                  /\ TracksRecovery => c.recovering
+
+\* With ELR, a replica leaves the eligible leader replicas only by joining the ISR, when the ISR
+\* is back at MinIsr, when its broker registers a new incarnation (unclean shutdown), or when an
+\* election replaces the leader and clears them (KIP-966).  A failover's reverting is no change.
+ElrLeftOnlyForCause ==
+    (ElrEnabled /\ failoversDone' = failoversDone) =>
+        \A p \in Created :
+            LET a == partition[p]
+                c == partition'[p]
+            IN (Cardinality(c.isr) < MinIsr /\ c.leader \in {NoLeader, a.leader}) =>
+                   \A r \in a.elr \ (c.elr \cup c.isr) : registeredIncarnation'[r] # registeredIncarnation[r]
+
+\* A replica joins the ISR through AlterPartition only with the broker epoch of the incarnation
+\* the controller has registered (KIP-903).
+IsrJoinsFromCurrentIncarnation ==
+    \A m \in BagToSet(network) :
+        (m.kind = "AlterPartition" /\ ControllerHandlesAlterPartition(m)) =>
+            \A r \in (partition'[m.partition].isr \ partition[m.partition].isr) \cap DOMAIN m.isr :
+                m.isr[r] = brokerEpoch[r]
+
 \* A broker's registered epoch changes only when a new incarnation registers (KAFKA-16952).
 BrokerEpochOnlyForNewIncarnation ==
     \A b \in Brokers : brokerEpoch'[b] # brokerEpoch[b] => registeredIncarnation'[b] # registeredIncarnation[b]
@@ -1436,5 +1642,8 @@ UpdatesOnlyOfflinePartitionsProp == [][UpdatesOnlyOfflinePartitions]_vars
 FencedUntilAssignedProp == [][FencedUntilAssigned]_vars
 DesignatedElectionSafeProp == [][DesignatedElectionSafe]_vars
 BrokerEpochOnlyForNewIncarnationProp == [][BrokerEpochOnlyForNewIncarnation]_vars
+CleanLeaderFromIsrOrElrProp == [][CleanLeaderFromIsrOrElr]_vars
+IsrJoinsFromCurrentIncarnationProp == [][IsrJoinsFromCurrentIncarnation]_vars
+ElrLeftOnlyForCauseProp == [][ElrLeftOnlyForCause]_vars
 
 =============================================================================

@@ -71,6 +71,18 @@ def test_continue_and_set_override(tmp_path):
     assert [v["length"] for v in data["violations"]] == [3]  # FillBig, BigToSmall: big = 2... small = 3
 
 
+def test_continue_in_the_check_table_goes_on_as_the_flag_does(tmp_path):
+    config = tmp_path / "jugs.toml"
+    config.write_text('[check]\nmodel = "tests.models:diehard"\ncontinue = true\n\n[model]\ngoal = 3\n')
+    summary = tmp_path / "s.json"
+    p = kraftcheck("check", str(config), "--json", str(summary), "--trace-dir", str(tmp_path))
+    assert p.returncode == 12
+    assert json.loads(summary.read_text())["distinct_states"] == 16  # 6 when it stops at the first
+    config.write_text('[check]\nmodel = "tests.models:diehard"\ncontinue = "yes"\n')
+    p = kraftcheck("check", str(config))
+    assert (p.returncode, p.stderr.strip()) == (2, f"kraftcheck: error: {config}: [check] continue must be a bool, not 'yes'")
+
+
 def test_config_file_and_check_table(tmp_path):
     config = tmp_path / "jugs.toml"
     config.write_text('[check]\nmodel = "tests.models:countdown"\ndeadlock = false\n\n[model]\nstart = 3\n')
@@ -127,7 +139,7 @@ def test_unknown_check_key(tmp_path):
     p = kraftcheck("check", str(config))
     assert p.returncode == 2
     assert p.stderr.strip() == (
-        f"kraftcheck: error: {config}: unknown [check] key 'speed' (known: model, deadlock, max_states, max_depth)")
+        f"kraftcheck: error: {config}: unknown [check] key 'speed' (known: model, deadlock, max_states, max_depth, continue)")
 
 
 def test_unwritable_json_is_refused_before_the_search(tmp_path):

@@ -131,7 +131,7 @@ def test_failover_config_holds_every_invariant_with_its_figures():
         "BrokerReceivesAssignmentResponse", "BrokerShutsDownOnDirFailureTimeout", "BrokerStartsMove",
         "BrokerFutureCaughtUp", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
         "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState", "AdminElectsDesignatedLeader",
-        "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "BrokerLoadsMetadata", "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
+        "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "BrokerLoadsMetadata", "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse"]
     assert (result.coverage["ControllerFailsOver"]["distinct"], result.coverage["ControllerCommits"]["distinct"]) == (
         4493, 5794)

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from kraftcheck.checker.bfs import explore
 from kraftcheck.model import make_model
-from kraftcheck.model.state import ASSIGN, KNOWN_EPOCH, NETWORK, RUNNING, STATUS
+from kraftcheck.model.state import ACKED, ASSIGN, KNOWN_EPOCH, NETWORK, RUNNING, STATUS
 from kraftcheck.model.uuids import LOST
 from kraftcheck.traces.counterexample import counterexample_document
 
@@ -509,8 +509,8 @@ def test_finding_7_under_the_code_the_fenced_leader_leads_its_recreated_empty_re
     result = check(config="disklost")
     assert [(v.name, v.length) for v in result.violations] == [
         ("LeaderOnOnlineDir", 16), ("FencedBrokerLeadsNothing", 16), ("IsrOnOnlineDirs", 16),
-        ("ElectedWhenPossible", 22), ("CommittedRecordsSurvive", 22)]
-    assert (result.distinct_states, result.generated_states, result.depth) == (302698, 910459, 62)
+        ("ElectedWhenPossible", 22), ("CommittedRecordsSurvive", 22), ("IsrHoldsCommittedRecords", 22)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (231887, 700344, 49)
     trace = violation(result, "CommittedRecordsSurvive").trace
     assert labels(model, trace) == [
         *DISK_LOST_START,
@@ -529,8 +529,9 @@ def test_finding_7_under_the_kips_reading_the_last_isr_member_is_elected_empty()
     once its recreated replica is assigned, the election picks it: clean, and empty."""
     model = make_model(settings("disklost", semantics="kip"))
     result = check(config="disklost", semantics="kip")
-    assert [(v.name, v.length) for v in result.violations] == [("IsrOnOnlineDirs", 24), ("CommittedRecordsSurvive", 26)]
-    assert (result.distinct_states, result.generated_states, result.depth) == (179587, 467619, 55)
+    assert [(v.name, v.length) for v in result.violations] == [
+        ("IsrOnOnlineDirs", 24), ("CommittedRecordsSurvive", 26), ("IsrHoldsCommittedRecords", 22)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (147832, 387061, 48)
     trace = violation(result, "CommittedRecordsSurvive").trace
     assert labels(model, trace) == [
         *DISK_LOST_START,
@@ -548,6 +549,86 @@ def test_finding_7_needs_the_records():
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs", "ElectedWhenPossible"]
 
 
+class WithoutGivingUp:
+    """The model, with one more step property: no step but a replaced disk takes an
+    acknowledged record out of the ghost ``acked`` (what an election gives up, knowingly)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.invariants = {}
+        self.action_invariants = {"NothingGivenUp": self.NothingGivenUp}
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    @staticmethod
+    def NothingGivenUp(s, action, t):
+        return action[0] == "BrokerStarts" or all(set(a) <= set(b) for a, b in zip(s[ACKED], t[ACKED]))
+
+
+def test_finding_8_with_elr_the_last_known_leader_is_elected_unclean_with_unclean_elections_off():
+    """Broker 0, the ISR's only member, restarts in finding 3's window: with ELR the registration
+    is an unclean shutdown (ISR and ELR empty, broker 0 the last known leader); its unfencing
+    elects it again, as the last known leader: unclean, RECOVERING, with unclean elections off."""
+    model = make_model(settings("elr"))
+    result = check(config="elr")
+    assert [(v.name, v.length) for v in result.violations] == [
+        ("IsrOnOnlineDirs", 24), ("ElectedWhenPossible", 29), ("CleanLeaderFromIsrOrElr", 19), ("ElrLeftOnlyForCause", 22)]
+    assert (result.distinct_states, result.generated_states, result.depth) == (199485, 540922, 51)
+    trace = violation(result, "CleanLeaderFromIsrOrElr").trace
+    assert labels(model, trace)[-4:] == [
+        "ControllerHandlesRegistrationAfterSessionTimeout(Register(b0, incarnation 2, dirs ['dir-0']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
+        "BrokerSendsHeartbeat(b0)",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 2, offline []))",
+    ]
+    before, after = (model.describe(trace[i][1])["partition"][0] for i in (-2, -1))
+    assert (before["leader"], before["isr"], before["elr"], before["lastKnownElr"]) == (-1, [], [], [0])
+    assert (after["leader"], after["isr"], after["lastKnownElr"], after["leaderRecoveryState"]) == (0, [0], [], "RECOVERING")
+    # with the topic's unclean.leader.election.enable, that election is one the settings allow
+    assert "CleanLeaderFromIsrOrElr" not in {v.name for v in check(config="elr", unclean_election="topic").violations}
+
+
+def test_finding_9_an_assignment_clears_the_elr():
+    """handleAssignReplicasToDirs' builder leaves ELR off, so its record clears the partition's
+    ELR: broker 1, fenced and the only eligible replica, is no longer one."""
+    model = make_model(settings("elr"))
+    trace = violation(check(config="elr"), "ElrLeftOnlyForCause").trace
+    assert labels(model, trace)[-1] == "ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 2, p0 -> dir-2))"
+    before, after = (model.describe(trace[i][1])["partition"][0] for i in (-2, -1))
+    assert (before["leader"], before["isr"], before["elr"]) == (-1, [], [1])
+    assert (after["leader"], after["isr"], after["elr"], after["dirs"]) == (-1, [], [], ["dir-2", "dir-1"])
+
+
+def test_findings_8_and_9_give_up_a_record_an_eligible_replica_holds():
+    """Both brokers hold the record; broker 0 crashes and is fenced (ELR [0]); broker 1's disk is
+    replaced and its new incarnation registers (out of the ISR, the last known leader); its
+    assignment clears the ELR (finding 9), and its unfencing elects it as the last known leader
+    (finding 8), empty: the record is given up while broker 0, which holds it, was eligible."""
+    model = make_model(settings("elr"))
+    result = explore(WithoutGivingUp(model), check_deadlock=False, stop_on_violation=True)
+    trace = violation(result, "NothingGivenUp").trace
+    assert len(trace) == 31
+    assert labels(model, trace)[-13:] == [
+        "BrokerCrashes(b0)",
+        "ControllerFencesExpiredBroker(b0)",
+        "BrokerFailsDir(b1, slot 0)",
+        "BrokerStarts(b1, slot 0 replaced)",
+        "BrokerSendsRegistration(b1)",
+        "ControllerHandlesRegistrationAfterSessionTimeout(Register(b1, incarnation 2, dirs ['dir-2']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b1, incarnation 2, epoch 2))",
+        "BrokerConsumesMetadata(b1, p0)",
+        "BrokerSendsAssignment(b1, p0)",
+        "ControllerHandlesAssignment(AssignReplicasToDirs(b1, epoch 2, p0 -> dir-2))",
+        "BrokerReceivesAssignmentResponse(AssignReplicasToDirsResponse(b1, epoch 2, p0 -> dir-2, ok))",
+        "BrokerSendsHeartbeat(b1)",
+        "ControllerHandlesHeartbeat(Heartbeat(b1, epoch 2, offline []))",
+    ]
+    after = model.describe(trace[-1][1])
+    assert (after["partition"][0]["leader"], after["partition"][0]["leaderRecoveryState"]) == (1, "RECOVERING")
+    assert after["replicaLog"] == [[[0]], [[]]] and after["acked"] == [[]]
+
+
 #: checked-in trace -> (the search it comes from, the property it breaks)
 TRACES = {
     FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json": ("heartbeat", "LeaderOnOnlineDir"),
@@ -561,6 +642,8 @@ TRACES = {
     FINDINGS / "restart_ElectedWhenPossible.itf.json": ("restart_fenced_first", "ElectedWhenPossible"),
     FINDINGS / "disklost_CommittedRecordsSurvive.itf.json": ("disklost", "CommittedRecordsSurvive"),
     FINDINGS / "disklost_kip_CommittedRecordsSurvive.itf.json": ("disklost_kip", "CommittedRecordsSurvive"),
+    FINDINGS / "elr_CleanLeaderFromIsrOrElr.itf.json": ("elr", "CleanLeaderFromIsrOrElr"),
+    FINDINGS / "elr_ElrLeftOnlyForCause.itf.json": ("elr", "ElrLeftOnlyForCause"),
 }
 
 
@@ -585,6 +668,7 @@ def searches() -> dict[str, tuple]:
                      settings("disklost")),
         "disklost_kip": (make_model(settings("disklost", semantics="kip")), check(config="disklost", semantics="kip"),
                          "spec/configs/disklost.toml --set semantics=kip", settings("disklost", semantics="kip")),
+        "elr": (make_model(settings("elr")), check(config="elr"), "spec/configs/elr.toml", settings("elr")),
     }
 
 

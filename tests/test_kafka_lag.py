@@ -170,7 +170,7 @@ def test_lag_config_holds_every_invariant_with_its_figures():
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
         "ControllerTimesOutHeartbeat", "ControllerHandlesAlterReplicaState", "AdminElectsDesignatedLeader",
-        "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
+        "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse"]
 

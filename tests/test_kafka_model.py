@@ -94,16 +94,18 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 35
+    assert len(model.actions) == len(set(model.actions)) == 37
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
         "ElectedWhenPossible", "FailedMoveReverted", "AcknowledgedFailureLeadsNothing", "ControllerStateIsReplayedLog",
-        "HighWatermarkWithinLog", "CommittedRecordsSurvive", "OneLeaderCommitsPerEpoch",
+        "HighWatermarkWithinLog", "CommittedRecordsSurvive", "OneLeaderCommitsPerEpoch", "IsrHoldsCommittedRecords",
+        "IsrElrDisjoint", "ElrOnlyBelowMinIsr",
     }
     assert set(model.action_invariants) == {
         "StaleEpochChangesNothing", "EpochsNeverDecrease", "UpdatesOnlyOfflinePartitions", "FencedUntilAssigned",
-        "DesignatedElectionSafe", "BrokerEpochOnlyForNewIncarnation",
+        "DesignatedElectionSafe", "BrokerEpochOnlyForNewIncarnation", "CleanLeaderFromIsrOrElr",
+        "IsrJoinsFromCurrentIncarnation", "ElrLeftOnlyForCause",
     }
     assert len(model.mutants) >= 10
 
@@ -128,11 +130,11 @@ def test_ci_config_all_invariants_hold_exact_count():
     # Every action of the model is taken at these bounds but the lossy network's, the metadata
     # version upgrade with the re-registration it triggers, and the code's session-timeout and
     # heartbeat-timeout paths (ci.toml follows the KIP's reading), and the metadata log's commits
-    # and failovers (off without failovers), the brokers' metadata loads (off without lag), and the
-    # data plane (off without records).
+    # and failovers (off without failovers), the brokers' metadata loads (off without lag), the
+    # unclean elections (off), and the data plane (off without records).
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
-        "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
+        "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "BrokerLoadsMetadata", "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse"]
 
@@ -152,15 +154,19 @@ COUNTS = {
     "jbodupgrade": (580, 23),
     "failover": (29680, 36),
     "lag": (202971, 51),
-    "dataplane": (16867, 48),
+    "dataplane": (11080, 37),
+    "unclean": (9885, 36),
+    "rejoin": (30744, 44),
 }
 
 
 def test_every_config_has_a_recorded_count():
     # heartbeat, restart and oldmetadata hold findings: tests/test_kafka_findings.py asserts their
     # figures; failoverjbod shows findings 1 and 2 through the log: tests/test_kafka_failover.py;
-    # disklost, finding 7: tests/test_kafka_findings.py
-    assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost"} == set(CONFIGS)
+    # disklost, finding 7, and elr, findings 8 and 9: tests/test_kafka_findings.py; uncleantopic
+    # (findings 3, 5 and 7 with unclean elections): tests/test_kafka_unclean.py
+    assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
+                          "uncleantopic"} == set(CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTS))
@@ -196,6 +202,10 @@ CAUGHT = {
     "reregistration_fences": ("upgrade", "FencedBrokerLeadsNothing", 14),
     "jbod_below_3_7_iv2": ("jbodupgrade", "AcknowledgedFailureLeadsNothing", 13),
     "replay_ignores_log_dirs": ("failoverjbod", "ControllerStateIsReplayedLog", 9),
+    "elect_unacceptable_last_leader": ("elr", "FencedBrokerLeadsNothing", 17),
+    "unclean_reregistration_keeps_epochs": ("elr", "FencedBrokerLeadsNothing", 16),
+    "alter_partition_stale_broker_epoch": ("rejoin", "IsrJoinsFromCurrentIncarnation", 24),
+    "unclean_not_recovering": ("unclean", "CleanLeaderFromIsrOrElr", 17),
 }
 
 

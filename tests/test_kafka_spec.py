@@ -116,6 +116,8 @@ CONSTANTS = {
     "BrokerLag": "broker_lag",
     "MaxRecords": "records",
     "MinIsr": "min_isr",
+    "ElrEnabled": "elr",
+    "UncleanElection": "unclean_election",
     "Mutant": "mutant",
 }
 
