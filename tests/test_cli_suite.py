@@ -373,4 +373,7 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
         "oldmetadata": ("violation", ["AcknowledgedFailureLeadsNothing"]),
         "failoverjbod": ("violation", ["FencedUntilAssigned", "LeaderOnOnlineDir", "IsrOnOnlineDirs"]),
         "disklost": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs"]),
+        "elr": ("violation", ["CleanLeaderFromIsrOrElr"]),
+        "uncleantopic": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs",
+                                       "ElectedWhenPossible", "CommittedRecordsSurvive", "IsrHoldsCommittedRecords"]),
     }
