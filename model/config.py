@@ -13,6 +13,9 @@ SEMANTICS = ("code", "kip")
 #: Who may make an unclean leader election: nobody, an operator (ElectLeaders UNCLEAN), or the
 #: controller itself (the topic's unclean.leader.election.enable).
 UNCLEAN_ELECTIONS = ("off", "admin", "topic")
+#: The leader epoch the recovery tool ranks replicas by: KIP-1275's (the partition's current leader
+#: epoch in the answering broker's metadata) or KIP-966's (the epoch of the log's last record).
+TOOL_EPOCHS = ("current", "last_written")
 #: The metadata versions the model tells apart: below IBP_3_7_IV2 (no directory assignment), and
 #: IBP_3_7_IV2 (KIP-858 in force).
 METADATA_VERSIONS = ("3.6-IV2", "3.7-IV2")
@@ -72,6 +75,17 @@ class Settings:
     #: unclean.leader.election.enable: every election may fall back to any acceptable replica,
     #: and the controller elects one for a leaderless partition on its own)
     unclean_election: str = "off"
+    #: KIP-1275's recovery tool (kafka-unclean-recovery.sh): the requests it may send in the whole
+    #: run (GetReplicaLogInfo and ElectLeaders DESIGNATED alike), its deadline; 0: not run
+    recovery_tool: int = 0
+    #: the leader epoch a replica's GetReplicaLogInfo answer carries, which the tool ranks first:
+    #: "current", KIP-1275's PartitionLeaderEpoch (the partition's leader epoch in the broker's
+    #: metadata); "last_written", KIP-966's LastWrittenLeaderEpoch (the epoch of the log's last record)
+    tool_epoch: str = "current"
+    #: the tool's ElectLeaders DESIGNATED carries the partition's leader epoch as the tool took the
+    #: partition up, and the controller refuses it (FENCED_LEADER_EPOCH) once that epoch has moved
+    #: on: not in KIP-1275, the fix finding 10 proposes
+    tool_epoch_check: bool = False
     mutant: str = "none"
 
 
@@ -98,7 +112,7 @@ def parse_settings(config: dict | None) -> Settings:
             value = _as_bool(key, value)
         elif isinstance(default, int):
             value = _as_int(key, value)
-        elif key in ("semantics", "metadata_version", "unclean_election"):
+        elif key in ("semantics", "metadata_version", "unclean_election", "tool_epoch"):
             value = str(value)
         else:
             value = "none" if value in (None, "", False) else str(value)
@@ -142,7 +156,7 @@ def _validate(s: Settings) -> None:
         1 <= s.replication_factor <= s.brokers,
         f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {r(s.replication_factor)}",
     )
-    for key in ("restarts", "dir_failures", "max_losses", "moves", "failovers", "records"):
+    for key in ("restarts", "dir_failures", "max_losses", "moves", "failovers", "records", "recovery_tool"):
         value = getattr(s, key)
         need(0 <= value <= MAX_COUNT, f"model setting {key!r} must be between 0 and {MAX_COUNT}, not {reprlib.repr(value)}")
     need(1 <= s.max_messages <= MAX_COUNT,
@@ -156,6 +170,8 @@ def _validate(s: Settings) -> None:
     need(not s.elr or (s.semantics == "code" and s.metadata_version == "3.7-IV2" and not s.metadata_upgrade),
          "model setting 'elr' needs semantics = \"code\" and metadata_version = \"3.7-IV2\" without metadata_upgrade: "
          "ELR comes with metadata version 4.0-IV1, in Kafka's code")
+    need(s.recovery_tool == 0 or s.records > 0,
+         "model setting 'recovery_tool' needs records > 0: the tool compares the replicas' logs")
     need(s.records == 0 or not s.broker_lag,
          "model setting 'records' needs broker_lag = false: the data plane reads the latest committed metadata")
     need(s.failovers == 0 or s.semantics == "code",
@@ -169,6 +185,8 @@ def _validate(s: Settings) -> None:
         s.metadata_version in METADATA_VERSIONS,
         f"model setting 'metadata_version' must be one of {', '.join(METADATA_VERSIONS)}, not {s.metadata_version!r}",
     )
+    need(s.tool_epoch in TOOL_EPOCHS,
+         f"model setting 'tool_epoch' must be one of {', '.join(TOOL_EPOCHS)}, not {r(s.tool_epoch)}")
     need(s.unclean_election in UNCLEAN_ELECTIONS,
          f"model setting 'unclean_election' must be one of {', '.join(UNCLEAN_ELECTIONS)}, not {r(s.unclean_election)}")
     if s.mutant != "none" and s.mutant not in MUTANTS:

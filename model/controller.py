@@ -386,8 +386,15 @@ class ControllerHandlers:
         replica set, unfenced and on an online directory.  Like an unclean election, the ISR
         becomes just the new leader, the ELR and the last known leader are cleared, and with
         the data plane the leader is RECOVERING."""
+        if not self.settings.designated:
+            return None
+        return self.designated_election(s, p, b)
+
+    def designated_election(self, s, p, b):
+        """ElectLeaders DESIGNATED (KIP-1275), the controller's side: the checks, then the record;
+        None when the request fails (nothing written)."""
         part = s[PARTITION][p]
-        if not self.settings.designated or part is None or b not in self.replicas[p]:
+        if part is None or b not in self.replicas[p]:
             return None
         if part[LEADER] != NO_LEADER and self.mutant != "designated_with_leader":
             return None

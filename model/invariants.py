@@ -4,7 +4,7 @@ each named like its TLA+ operator; spec/README.md gives each one's source."""
 from __future__ import annotations
 
 from .state import (
-    ACKED, ELR, LAST_KNOWN_ELR, RECOVERING, HIGH_WATERMARK, REPLICA_LOG, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
+    ELECTED_BY_TOOL, TOOL, ACKED, ELR, LAST_KNOWN_ELR, RECOVERING, HIGH_WATERMARK, REPLICA_LOG, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
     LEADER_EPOCH, LOGS, METADATA_VERSION, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, UNCOMMITTED, FAILOVERS_DONE, bag_remove,
 )
@@ -307,7 +307,7 @@ class Invariants:
                 clean |= {r for r, _ in action[1][6]}
             if c[LEADER] in clean or (c[LEADER] in a[ELR] and c[ISR] == (c[LEADER],)):
                 continue
-            allowed = action[0] in ("AdminElectsDesignatedLeader", "AdminElectsUncleanLeader") or (
+            allowed = action[0] in ("AdminElectsDesignatedLeader", "AdminElectsUncleanLeader", "ToolElectsLeader") or (
                 self.settings.unclean_election == "topic")
             if not allowed or (self.tracks_recovery and not c[RECOVERING]):
                 return False
@@ -329,6 +329,23 @@ class Invariants:
                 if t[REGISTERED_INCARNATION][r] == s[REGISTERED_INCARNATION][r]:
                     return False
         return True
+
+    def RecoveryToolKeepsCommitted(self, s, action, t) -> bool:
+        """When the recovery tool elects, if some replica it heard from holds every acknowledged
+        record, the replica it designates holds them too (KIP-1275: the tool exists to pick the
+        replica that loses the least)."""
+        if action[0] != "ToolElectsLeader":
+            return True
+        p = action[1]
+        if t[TOOL][1][p] != ELECTED_BY_TOOL:
+            return True  # refused, or found online: nobody elected
+
+        def holds_every_acked(b):
+            log = s[REPLICA_LOG][b][p]
+            return all(offset < len(log) and log[offset] == epoch for offset, epoch, _ in s[ACKED][p])
+
+        heard = [b for b in self.replicas[p] if s[TOOL][0][p][b]]
+        return not any(holds_every_acked(b) for b in heard) or holds_every_acked(t[PARTITION][p][LEADER])
 
     def IsrJoinsFromCurrentIncarnation(self, s, action, t) -> bool:
         """A replica joins the ISR through AlterPartition only on what the leader heard from the

@@ -21,10 +21,11 @@ from .mutants import MUTANTS
 from .network import DELIVERY_ACTION, NetworkActions, message_label
 from .operators import Operators
 from .picture import picture
+from .tool import RecoveryToolActions
 from .records import Records, record_label
 from .sequence import sequence
 from .state import (
-    ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
+    RUNNING_TOOL, TOOL, TOOL_OUTCOME_NAMES, ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
     FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED, MV_3_6, MV_3_7_IV2,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
@@ -34,7 +35,7 @@ from .state import (
 from .uuids import FIRST_REAL, uuid_name
 
 
-class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActions, Records, Invariants, Operators):
+class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToolActions, NetworkActions, Records, Invariants, Operators):
     """The model: constants from the settings, Init, Next as named actions, invariants."""
 
     def __init__(self, settings: Settings):
@@ -88,6 +89,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
             "CleanLeaderFromIsrOrElr": self.CleanLeaderFromIsrOrElr,
             "IsrJoinsFromCurrentIncarnation": self.IsrJoinsFromCurrentIncarnation,
             "ElrLeftOnlyForCause": self.ElrLeftOnlyForCause,
+            "RecoveryToolKeepsCommitted": self.RecoveryToolKeepsCommitted,
         }
 
     # -----------------------------------------------------------------------------------------
@@ -127,6 +129,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
             (),
             (),
             0,
+            (),
         )
         if self.data_plane:
             # every replica's log empty; no leader has heard from a follower yet
@@ -137,6 +140,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
                 followerEnd=((self.no_follower_state,) * npart,) * nb,
                 acked=((),) * npart,
             )
+        if st.recovery_tool:
+            # the tool has heard from nobody and elected nothing
+            state = self._with(state, tool=((((),) * nb,) * npart, (RUNNING_TOOL,) * npart, 0, (-1,) * npart))
         if self.metadata_log:
             # the log starts empty: the committed image is the initial controller state
             state = self._with(state, committedImage=self.controller_image(state))
@@ -234,6 +240,12 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
                     add(("LeaderSendsAlterPartition", b, p, r), self.LeaderSendsAlterPartition(s, b, p, r))
             for b, p in pairs:
                 add(("LeaderAdvancesHighWatermark", b, p), self.LeaderAdvancesHighWatermark(s, b, p))
+        if self.settings.recovery_tool:
+            for p in self.partitions:
+                for b in self.replicas[p]:
+                    add(("ToolAsksReplicaLogInfo", p, b), self.ToolAsksReplicaLogInfo(s, p, b))
+            for p in self.partitions:
+                add(("ToolElectsLeader", p), self.ToolElectsLeader(s, p))
         return out
 
 
@@ -296,6 +308,13 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, NetworkActi
             ],
             "acked": [[{"offset": o, "leaderEpoch": e, "leader": b} for o, e, b in entries] for entries in s[ACKED]],
             "produced": s[PRODUCED],
+            "tool": {
+                "answers": [[{"leaderEpoch": a[0], "logEndOffset": a[1]} if a else "none" for a in per]
+                            for per in s[TOOL][0]],
+                "outcome": [TOOL_OUTCOME_NAMES[o] for o in s[TOOL][1]],
+                "requests": s[TOOL][2],
+                "takenUp": list(s[TOOL][3]),
+            } if s[TOOL] else {},
         }
 
     def describe_controller(self, image) -> dict:
@@ -345,6 +364,9 @@ _PARAM_KINDS = {
     "ControllerFencesExpiredBroker": ("b",),
     "ControllerCreatesPartition": ("p",),
     "AdminElectsDesignatedLeader": ("p", "b"),
+    "AdminElectsUncleanLeader": ("p",),
+    "ToolAsksReplicaLogInfo": ("p", "b"),
+    "ToolElectsLeader": ("p",),
     "LeaderAppendsRecord": ("b", "p"),
     "FollowerFetches": ("b", "p"),
     "LeaderSendsAlterPartition": ("b", "p", "b"),

@@ -48,6 +48,10 @@ VARIABLES = (
     "acked",  # partition -> <<offset, leaderEpoch, leader>> of each record acknowledged to its producer
     # (acks=all: committed), until an election that declares itself unclean gives it up
     "produced",  # records produced so far
+    # KIP-1275's recovery tool, when it runs (else () throughout):
+    "tool",  # <<answers: partition -> broker -> <<leaderEpoch, logEndOffset>> or () (none yet),
+    # outcome: partition -> RUNNING_TOOL | ELECTED_BY_TOOL | FOUND_ONLINE, requests sent so far,
+    # takenUp: partition -> the leader epoch it had offline when the tool took it up, or -1>>
 )
 (
     STATUS,
@@ -78,7 +82,12 @@ VARIABLES = (
     FOLLOWER_END,
     ACKED,
     PRODUCED,
+    TOOL,
 ) = range(len(VARIABLES))
+# The recovery tool's outcome for a partition: still trying, elected a leader, or found the
+# partition online again (reported instead of an election).
+RUNNING_TOOL, ELECTED_BY_TOOL, FOUND_ONLINE = 0, 1, 2
+TOOL_OUTCOME_NAMES = ("RUNNING", "ELECTED", "FOUND_ONLINE")
 #: The controller's in-memory state, in the order of a committed image.
 CONTROLLER_VARIABLES = (BROKER_EPOCH, FENCED, ONLINE_DIRS, PARTITION, REGISTERED_INCARNATION, METADATA_VERSION)
 
@@ -185,6 +194,8 @@ ACTIONS = (
     "LeaderAdvancesHighWatermark",
     "ControllerHandlesAlterPartition",
     "BrokerReceivesAlterPartitionResponse",
+    "ToolAsksReplicaLogInfo",
+    "ToolElectsLeader",
 )
 
 

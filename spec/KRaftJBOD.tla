@@ -37,6 +37,9 @@ CONSTANTS
     MinIsr,                   \* min.insync.replicas
     ElrEnabled,               \* KIP-966's eligible leader replicas (metadata version 4.0-IV1 and later)
     UncleanElection,          \* "off", "admin" (ElectLeaders UNCLEAN) or "topic" (unclean.leader.election.enable)
+    MaxToolRequests,          \* KIP-1275's recovery tool: requests it may send in the whole run; 0: not run
+    ToolEpoch,                \* "current" (KIP-1275's PartitionLeaderEpoch) or "last_written" (KIP-966's)
+    ToolEpochCheck,           \* the tool's elections carry the leader epoch it saw (finding 10's fix)
     Mutant,                   \* "none", or the name of a bug put back (see spec/README.md)
     NoPartition               \* model value: a partition not yet created
 
@@ -97,14 +100,17 @@ VARIABLES
     highWatermark,  \* broker -> partition -> its replica's high watermark (checkpointed)
     followerEnd,    \* broker -> partition -> [leaderEpoch, start, ends, fetchEpochs]: what it learned as leader (in memory)
     acked,          \* partition -> <<offset, leaderEpoch, leader>> of each record acknowledged (committed)
-    produced        \* records produced so far
+    produced,       \* records produced so far
+    \* KIP-1275's recovery tool, when it runs (else <<>> throughout):
+    tool            \* [answers: p -> b -> <<leaderEpoch, logEndOffset>> or <<>>, outcome: p -> "RUNNING" |
+                    \*  "ELECTED" | "FOUND_ONLINE", requests: sent so far, takenUp: p -> offline leader epoch or -1]
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
           nextUuid, dirFailures, lostMessages, movesStarted,
           knownEpoch, registeredIncarnation, metadataVersion,
           committedImage, uncommitted, failoversDone, brokerImage,
-          replicaLog, highWatermark, followerEnd, acked, produced>>
+          replicaLog, highWatermark, followerEnd, acked, produced, tool>>
 \* What a broker's crash keeps of the data plane (its followerEnd is in memory).
 dataKept == <<replicaLog, highWatermark, acked, produced>>
 dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced>>
@@ -133,6 +139,7 @@ LeastLoadedOnlineSlot(b) ==
 
 \* The data plane is modeled: records are produced, replicas keep logs.
 DataPlane == MaxRecords > 0
+ToolOn == MaxToolRequests > 0
 
 Registered(b) == brokerEpoch[b] > 0
 EpochIsCurrent(b, e) == Registered(b) /\ brokerEpoch[b] = e
@@ -434,6 +441,11 @@ Init ==
     /\ followerEnd = IF DataPlane THEN [b \in Brokers |-> [p \in Partitions |-> NoFollowerState]] ELSE <<>>
     /\ acked = IF DataPlane THEN [p \in Partitions |-> {}] ELSE <<>>
     /\ produced = 0
+    \* the tool has heard from nobody and elected nothing
+    /\ tool = IF ToolOn THEN [answers |-> [p \in Partitions |-> [b \in Brokers |-> <<>>]],
+                              outcome |-> [p \in Partitions |-> "RUNNING"], requests |-> 0,
+                              takenUp |-> [p \in Partitions |-> -1]]
+              ELSE <<>>
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -481,7 +493,7 @@ BrokerStarts(b) ==
                       /\ acked' = [p \in Partitions |-> {e \in acked[p] : \E r \in ReplicaSet(p) : Holds(newLog[r][p], e)}]
                  ELSE UNCHANGED <<replicaLog, highWatermark, acked>>
            /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted,
-                          followerEnd, produced>>
+                          followerEnd, produced, tool>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
 
@@ -495,7 +507,7 @@ BrokerSendsRegistration(b) ==
     /\ Room
     /\ ~RegistrationInFlight(b)
     /\ network' = BagAdd(network, RegistrationRequest(b))
-    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
 
 \* BrokerRegistrationTracker: at 3.7-IV2 or later, a running broker whose registration lists no
 \* directories registers again with the same incarnation ID (KAFKA-16162); no heartbeat until
@@ -509,7 +521,7 @@ BrokerRefreshesRegistration(b) ==
     /\ BrokerView(b).onlineDirs[b] = {}
     /\ ~RegistrationInFlight(b)
     /\ network' = BagAdd(network, RegistrationRequest(b))
-    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
 
 \* The broker runs with the epoch the controller gave it.  An error (epoch 0): Kafka's broker
 \* tries again; under the KIP's reading a starting broker fails to start.
@@ -527,12 +539,12 @@ BrokerReceivesRegistrationResponse(m) ==
        THEN UNCHANGED brokerVars                           \* it registers again later
        ELSE /\ BrokerDown(b)
             /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, dataKept>>
-    /\ UNCHANGED <<controllerVars, counters>>
+    /\ UNCHANGED <<controllerVars, counters, tool>>
 
 BrokerCrashes(b) ==
     /\ brokerStatus[b] # "OFF"
     /\ BrokerDown(b)
-    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept>>
+    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool>>
 
 \* A log directory fails.  A move whose destination failed is reverted; one whose source
 \* failed is assigned to LOST (KAFKA-16297).  With no directory left the broker stops.
@@ -559,7 +571,7 @@ BrokerFailsDir(b, i) ==
                   /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd>>
     /\ dirFailures' = dirFailures + 1
     /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted,
-                   dataKept>>
+                   dataKept, tool>>
 
 \* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs), and
 \* asks to stay fenced (wantFence) until the broker has loaded its registration.
@@ -571,7 +583,7 @@ BrokerSendsHeartbeat(b) ==
     /\ network' = BagAdd(network, [kind |-> "Heartbeat", broker |-> b, epoch |-> knownEpoch[b],
                                    offline |-> {dirIds[b][i] : i \in FailedSlots(b)},
                                    wantFence |-> BrokerLag /\ ~CaughtUp(b)])
-    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
 
 BrokerReceivesHeartbeatResponse(m) ==
     LET b == m.broker IN
@@ -583,7 +595,7 @@ BrokerReceivesHeartbeatResponse(m) ==
                 IF dirState[b][i] = "FAILED" /\ dirIds[b][i] \in m.offline THEN "FAILED_ACKED"
                 ELSE dirState[b][i]]]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, logs, future, queued, knownEpoch, brokerImage, controllerVars, counters,
-                   dataVars>>
+                   dataVars, tool>>
 
 \* What a broker does on the metadata it has loaded for partition p (KIP-858 "Replica
 \* management"; ReplicaManager.applyDelta).
@@ -644,7 +656,7 @@ BrokerConsumesMetadata(b, p) ==
                             THEN [queued EXCEPT ![b][p] = dirIds[b][o.slot]] ELSE queued
                /\ UNCHANGED future
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, network, counters,
-                   dataVars>>
+                   dataVars, tool>>
 
 \* Send the queued AssignReplicasToDirs entry for p (one in flight per partition).
 BrokerSendsAssignment(b, p) ==
@@ -655,7 +667,7 @@ BrokerSendsAssignment(b, p) ==
     /\ ~InFlightFor({"Assign", "AssignResponse"}, b, knownEpoch[b], p)
     /\ network' = BagAdd(network, [kind |-> "Assign", broker |-> b, epoch |-> knownEpoch[b],
                                    partition |-> p, dir |-> queued[b][p]])
-    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
 
 \* Success clears the entry (and promotes a future replica the assignment moved); an error
 \* drops the entry rather than retrying it forever (KAFKA-16886).
@@ -673,7 +685,7 @@ BrokerReceivesAssignmentResponse(m) ==
           ELSE /\ queued' = [queued EXCEPT ![b][p] = NONE]
                /\ UNCHANGED <<logs, future>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, counters,
-                      dataVars>>
+                      dataVars, tool>>
 
 \* log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged: Kafka's broker shuts
 \* down (semantics "code"); KIP-858's only if it leads a replica in that directory ("kip").
@@ -687,7 +699,7 @@ BrokerShutsDownOnDirFailureTimeout(b) ==
               ELSE \E p \in Partitions : p \in logs[b][i] /\ BrokerView(b).partition[p] # NoPartition
                                          /\ BrokerView(b).partition[p].leader = b
     /\ BrokerDown(b)
-    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept>>
+    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool>>
 
 \* AlterReplicaLogDirs: start a future replica of p in another online directory.
 BrokerStartsMove(b, p, t) ==
@@ -701,7 +713,7 @@ BrokerStartsMove(b, p, t) ==
     /\ future' = [future EXCEPT ![b][p] = t]
     /\ movesStarted' = movesStarted + 1
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, brokerImage, controllerVars,
-                   network, nextUuid, dirFailures, lostMessages, dataVars>>
+                   network, nextUuid, dirFailures, lostMessages, dataVars, tool>>
 
 \* The future replica caught up: move the assignment first, promote once acknowledged.
 BrokerFutureCaughtUp(b, p) ==
@@ -710,7 +722,7 @@ BrokerFutureCaughtUp(b, p) ==
     /\ queued[b][p] = NONE
     /\ queued' = [queued EXCEPT ![b][p] = dirIds[b][future[b][p]]]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, controllerVars,
-                   network, counters, dataVars>>
+                   network, counters, dataVars, tool>>
 
 \* KIP-589: tell the controller a replica went offline, with the broker epoch.
 BrokerSendsAlterReplicaState(b, p) ==
@@ -721,7 +733,7 @@ BrokerSendsAlterReplicaState(b, p) ==
     /\ \E i \in MainSlots(b, p) : SlotFailed(b, i)
     /\ m \notin BagToSet(network)
     /\ network' = BagAdd(network, m)
-    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
 
 -----------------------------------------------------------------------------
 (* Controller actions *)
@@ -804,7 +816,7 @@ ControllerHandlesRegistration(m) ==
                      THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
                      ELSE partition[p]]
                /\ UNCHANGED <<metadataVersion, logVars>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
 
 \* registerBroker for a new incarnation once the registered incarnation is gone and its session
 \* timeout has elapsed, before maybeFenceOneStaleBroker fenced it (one stale broker per event):
@@ -816,7 +828,7 @@ ControllerHandlesRegistrationAfterSessionTimeout(m) ==
     /\ Registered(b) /\ ~fenced[b] /\ ~Alive(b)
     /\ m.incarnation # registeredIncarnation[b]
     /\ Register(m, TRUE)
-    /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
+    /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
 
 \* Mutant foreign_offline_dirs: the other replicas of p are judged against the sender's
 \* online directories, and those found "offline" are taken out first.
@@ -932,7 +944,7 @@ ControllerHandlesHeartbeat(m) ==
                        /\ network' = Send(net, response)
                        /\ UNCHANGED logVars
                /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
 
 \* processExpiredBrokerHeartbeat (semantics "code"): a heartbeat that waited in the controller's
 \* queue past its deadline only keeps the session alive; nothing is written or answered.
@@ -940,7 +952,7 @@ ControllerTimesOutHeartbeat(m) ==
     /\ m.kind = "Heartbeat"
     /\ Semantics = "code"
     /\ network' = BagRemove(network, m)
-    /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
 
 \* maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down or was
 \* replaced): fence it and move its leaderships and ISR memberships away.  Semantics "code":
@@ -972,7 +984,7 @@ ControllerFencesExpiredBroker(b) ==
                             THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fen, onlineDirs)
                             ELSE partition[p]]
     /\ IF Semantics = "code" THEN LogWrite(network, fenceRecs, NoResponse) ELSE UNCHANGED <<network, logVars>>
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, counters, tool>> /\ GiveUp
 
 \* AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and if it is
 \* not online for the broker (LOST, unknown) take the replica out as for a failed directory.
@@ -1010,7 +1022,7 @@ ControllerHandlesAssignment(m) ==
                         IF Semantics = "code" THEN codePart
                         ELSE ChangePartition(part, p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
                   /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
 
 \* KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it leaves
 \* the ISR and leadership.
@@ -1027,7 +1039,7 @@ ControllerHandlesAlterReplicaState(m) ==
                IN /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
                   /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>), NoResponse)
                   /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
 
 \* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
 \* replicas (at least one), the first of them leader, directories DefaultDir (createTopic's
@@ -1042,30 +1054,39 @@ ControllerCreatesPartition(p) ==
              NewPartition(Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])]
        /\ LogWrite(network, <<PartitionRec(p, Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])>>,
                    NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool>> /\ GiveUp
 
 -----------------------------------------------------------------------------
 (* Admin and network *)
 
-\* KIP-1275: only for a leaderless partition; the designated replica must be in the replica
-\* set, unfenced and on an online directory.  Like an unclean election, the ISR becomes just
-\* the new leader, the ELR and the last known leader are cleared, and with the data plane the
-\* leader is RECOVERING.
-AdminElectsDesignatedLeader(p, b) ==
+\* ElectLeaders DESIGNATED (KIP-1275), the controller's checks: only for a leaderless partition;
+\* the designated replica must be in the replica set, unfenced and on an online directory.
+DesignatedElectionAllowed(p, b) ==
+    LET part == partition[p]
+    IN /\ part # NoPartition
+       /\ b \in ReplicaSet(p)
+       /\ part.leader = NoLeader \/ Mutant = "designated_with_leader"
+       /\ part.leader # b
+       /\ AcceptableLeader(b, part.dirs[b], brokerEpoch, fenced, onlineDirs)
+
+\* ... and its record: like an unclean election, the ISR becomes just the new leader, the ELR and
+\* the last known leader are cleared, and with the data plane the leader is RECOVERING.
+DesignatedElection(p, b) ==
     LET part == partition[p]
         rec == [leader |-> b, setIsr |-> part.isr # {b}, isr |-> {b}, setDirs |-> FALSE, dirs |-> part.dirs,
                 setElr |-> part.elr # {}, elr |-> {}, setKnown |-> part.lastKnownElr # {}, known |-> {},
                 recovery |-> IF DataPlane /\ ~part.recovering THEN "RECOVERING" ELSE "none"]
     IN
-    /\ DesignatedEnabled
-    /\ part # NoPartition
-    /\ b \in ReplicaSet(p)
-    /\ part.leader = NoLeader \/ Mutant = "designated_with_leader"
-    /\ part.leader # b
-    /\ AcceptableLeader(b, part.dirs[b], brokerEpoch, fenced, onlineDirs)
     /\ partition' = [partition EXCEPT ![p] = Merge(part, rec)]
     /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
     /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
+
+\* An operator's kafka-leader-election --election-type designated (KIP-1275).
+AdminElectsDesignatedLeader(p, b) ==
+    /\ DesignatedEnabled
+    /\ DesignatedElectionAllowed(p, b)
+    /\ DesignatedElection(p, b)
+    /\ UNCHANGED tool
 
 \* kafka-leader-election --election-type unclean (ReplicationControlManager.electLeader):
 \* ELECTION_NOT_NEEDED for a partition with a leader; else the builder's UNCLEAN election, and
@@ -1078,7 +1099,7 @@ AdminElectsUncleanLeader(p) ==
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool>> /\ GiveUp
 
 \* maybeElectUncleanLeaders, the controller's periodic task with the topic's
 \* unclean.leader.election.enable: an UNCLEAN election for every leaderless partition, in one batch.
@@ -1091,7 +1112,7 @@ ControllerElectsUncleanLeaders ==
        /\ recs # <<>>
        /\ partition' = [p \in Partitions |-> IF Leaderless(p) THEN Merge(partition[p], Rec(p)) ELSE partition[p]]
        /\ LogWrite(network, recs, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool>> /\ GiveUp
 
 \* kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord.
 AdminUpgradesMetadataVersion ==
@@ -1099,13 +1120,13 @@ AdminUpgradesMetadataVersion ==
     /\ metadataVersion = "3.6-IV2"
     /\ metadataVersion' = "3.7-IV2"
     /\ LogWrite(network, <<FeatureLevelRec("3.7-IV2")>>, NoResponse)
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, counters>>
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, counters, tool>>
 
 NetworkLosesMessage(m) ==
     /\ lostMessages < MaxLosses
     /\ network' = BagRemove(network, m)
     /\ lostMessages' = lostMessages + 1
-    /\ UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted>>
+    /\ UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, tool>>
 
 (* The metadata log (with failovers) *)
 
@@ -1117,7 +1138,7 @@ ControllerCommits ==
     /\ uncommitted' = Tail(uncommitted)
     /\ network' = Send(network, Head(uncommitted).response)
     /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion,
-                   failoversDone, counters>>
+                   failoversDone, counters, tool>>
 
 \* The active controller fails and another takes over.  Raft's new leader holds the committed
 \* records and may hold a prefix of the uncommitted batches, the first `kept`, which it commits;
@@ -1136,7 +1157,7 @@ ControllerFailsOver(kept) ==
     /\ committedImage' = img
     /\ uncommitted' = <<>>
     /\ failoversDone' = failoversDone + 1
-    /\ UNCHANGED <<brokerVars, network, counters>>
+    /\ UNCHANGED <<brokerVars, network, counters, tool>>
 
 \* The broker's metadata listener loads what has been committed since it last looked: its image
 \* becomes the latest committed one.  It keeps its metadata across restarts (on disk).
@@ -1146,7 +1167,7 @@ BrokerLoadsMetadata(b) ==
     /\ brokerImage[b] # Published
     /\ brokerImage' = [brokerImage EXCEPT ![b] = Published]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch,
-                   controllerVars, network, counters, dataVars>>
+                   controllerVars, network, counters, dataVars, tool>>
 
 -----------------------------------------------------------------------------
 (* The data plane: producers write to leaders (acks=all), followers fetch, leaders change the  *)
@@ -1214,7 +1235,7 @@ LeaderAppendsRecord(b, p) ==
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, log, old, target)]
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters>>
+                      controllerVars, network, counters, tool>>
 
 \* Replica b fetches from the leader its metadata names, in that leader's epoch: it truncates by
 \* leader epoch and takes the rest, its high watermark becomes the leader's, and the leader
@@ -1241,7 +1262,7 @@ FollowerFetches(b, p) ==
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(l, lpart, log, old, target)]
        /\ <<replicaLog', highWatermark', followerEnd', acked'>> # <<replicaLog, highWatermark, followerEnd, acked>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, produced>>
+                      controllerVars, network, counters, produced, tool>>
 
 \* The leader asks the controller to take follower r out of the ISR (its log end offset is short
 \* of the leader's) or into it (as it serves r's fetch: r holds the high watermark and all since
@@ -1274,7 +1295,7 @@ LeaderSendsAlterPartition(b, p, r) ==
                                       isr |-> [x \in members |-> IF x = b THEN knownEpoch[b] ELSE st.fetchEpochs[x]],
                                       \* RECOVERED: makeLeader set it on taking the lead
                                       recovering |-> FALSE])
-       /\ UNCHANGED <<brokerVars, controllerVars, counters>>
+       /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
 
 \* The leader applies an ISR the controller shrank and moves its high watermark up over it.
 LeaderAdvancesHighWatermark(b, p) ==
@@ -1289,7 +1310,7 @@ LeaderAdvancesHighWatermark(b, p) ==
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, replicaLog, produced>>
+                      controllerVars, network, counters, replicaLog, produced, tool>>
 
 \* The answer ends the leader's pending change; a leader still leading in that epoch moves its
 \* high watermark up over the ISR it has now (Partition.handleAlterPartitionUpdate).
@@ -1309,7 +1330,7 @@ BrokerReceivesAlterPartitionResponse(m) ==
                /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
           ELSE UNCHANGED <<highWatermark, followerEnd, acked>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, counters, replicaLog, produced>>
+                      controllerVars, counters, replicaLog, produced, tool>>
 
 \* validateAlterPartitionData: the first check the request fails, in Kafka's order, or "NONE".
 AlterPartitionError(m) ==
@@ -1350,7 +1371,68 @@ ControllerHandlesAlterPartition(m) ==
                /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>),
                            Answer(IF rec.leader \notin {NoLeaderChange, b} THEN "NEW_LEADER_ELECTED" ELSE "NONE"))
                /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
+
+-----------------------------------------------------------------------------
+(* KIP-1275's recovery tool (kafka-unclean-recovery.sh), outside the cluster: it asks the      *)
+(* replicas of an offline partition for their logs (GetReplicaLogInfo), then designates the     *)
+(* replica with the highest leader epoch, then the longest log.  Any running broker answers,   *)
+(* fenced ones too; an answer may be stale by the time it is used.  The tool retries failed     *)
+(* elections until its deadline (its requests), and reports a partition back online.            *)
+
+\* The operator sees p offline: leaderless in the published metadata (an admin client's view).
+OfflineToOperator(p) == Published.partition[p] # NoPartition /\ Published.partition[p].leader = NoLeader
+\* The tool may still send a request for p: it has requests left, has not settled p, and has
+\* taken p up (or may now); once taken up, it keeps going whatever becomes of the partition.
+ToolMaySend(p) ==
+    /\ ToolOn
+    /\ tool.requests < MaxToolRequests
+    /\ tool.outcome[p] = "RUNNING"
+    /\ tool.takenUp[p] = -1 => OfflineToOperator(p)   \* (not a disjunction: TLC would take each true one)
+\* Broker b's answer: KIP-1275's PartitionLeaderEpoch (the partition's leader epoch in the
+\* broker's metadata), or KIP-966's LastWrittenLeaderEpoch (its log's last record's, -1 if
+\* empty), and the log end offset.
+ReplicaLogInfo(b, p) ==
+    LET log == replicaLog[b][p]
+    IN IF ToolEpoch = "last_written" THEN <<IF log = <<>> THEN -1 ELSE log[Len(log)], Len(log)>>
+       ELSE <<BrokerView(b).partition[p].leaderEpoch, Len(log)>>
+Answered(p) == {b \in ReplicaSet(p) : tool.answers[p][b] # <<>>}
+ReplicaIndex(p, b) == CHOOSE k \in 1 .. ReplicationFactor : Replicas(p)[k] = b
+\* b ranks at least as high as c: the higher epoch, then the longer log, then replica order.
+RanksFirst(p, b, c) ==
+    LET x == tool.answers[p][b]
+        y == tool.answers[p][c]
+    IN \/ x[1] > y[1]
+       \/ x[1] = y[1] /\ x[2] > y[2]
+       \/ x[1] = y[1] /\ x[2] = y[2] /\ ReplicaIndex(p, b) <= ReplicaIndex(p, c)
+ToolChoice(p) == CHOOSE b \in Answered(p) : \A c \in Answered(p) : RanksFirst(p, b, c)
+
+\* GetReplicaLogInfo to replica b of p, once: a running broker whose log is readable answers.
+ToolAsksReplicaLogInfo(p, b) ==
+    /\ b \in ReplicaSet(p)
+    /\ ToolMaySend(p)
+    /\ tool.answers[p][b] = <<>>
+    /\ ReplicaReadable(b, p)
+    /\ BrokerView(b).partition[p] # NoPartition
+    /\ tool' = [tool EXCEPT !.answers[p][b] = ReplicaLogInfo(b, p), !.requests = @ + 1,
+                            !.takenUp[p] = IF @ = -1 THEN Published.partition[p].leaderEpoch ELSE @]
+    /\ UNCHANGED <<brokerVars, controllerVars, network, counters>>
+
+\* ElectLeaders DESIGNATED for the chosen replica: elected; or ELECTION_NOT_NEEDED for a
+\* partition with a leader again, reported online; or refused, and the tool tries again while it
+\* may.  With ToolEpochCheck the request carries the leader epoch the tool took p up in, and
+\* the controller refuses it (FENCED_LEADER_EPOCH) once the partition's has moved on.
+ToolElectsLeader(p) ==
+    /\ ToolMaySend(p)
+    /\ Answered(p) # {}
+    /\ LET chosen == ToolChoice(p)
+           stale == ToolEpochCheck /\ partition[p].leaderEpoch # tool.takenUp[p]
+       IN IF ~stale /\ DesignatedElectionAllowed(p, chosen)
+          THEN /\ DesignatedElection(p, chosen)
+               /\ tool' = [tool EXCEPT !.outcome[p] = "ELECTED", !.requests = @ + 1]
+          ELSE /\ tool' = [tool EXCEPT !.outcome[p] = IF partition[p].leader # NoLeader THEN "FOUND_ONLINE" ELSE @,
+                                       !.requests = @ + 1]
+               /\ UNCHANGED <<brokerVars, controllerVars, network, counters>>
 
 Next ==
     \/ \E b \in Brokers :
@@ -1392,6 +1474,8 @@ Next ==
     \/ \E b \in Brokers, p \in Partitions : FollowerFetches(b, p)
     \/ \E b \in Brokers, p \in Partitions, r \in Brokers : LeaderSendsAlterPartition(b, p, r)
     \/ \E b \in Brokers, p \in Partitions : LeaderAdvancesHighWatermark(b, p)
+    \/ \E p \in Partitions, b \in Brokers : ToolAsksReplicaLogInfo(p, b)
+    \/ \E p \in Partitions : ToolElectsLeader(p)
 
 Spec == Init /\ [][Next]_vars
 
@@ -1591,7 +1675,7 @@ DesignatedElectionSafe ==
 
 \* Can a leader be RECOVERING?  Only an unclean, last-known-leader or designated election makes
 \* one, and the state is kept with the data plane only.
-TracksRecovery == DataPlane /\ (ElrEnabled \/ DesignatedEnabled \/ UncleanElection # "off")
+TracksRecovery == DataPlane /\ (ElrEnabled \/ DesignatedEnabled \/ UncleanElection # "off" \/ ToolOn)
 
 \* A new leader comes from the ISR (or the ISR the leader's AlterPartition asks for), or from the
 \* ELR, and then as the ISR alone: the ISR was empty (KIP-966).  Any other election is unclean,
@@ -1610,6 +1694,7 @@ CleanLeaderFromIsrOrElr ==
                 /\ ~(c.leader \in a.elr /\ c.isr = {c.leader}))
                => /\ \/ UncleanElection = "topic"
                      \/ AdminElectsDesignatedLeader(p, c.leader)
+                     \/ ToolElectsLeader(p)
                      \/ AdminElectsUncleanLeader(p)
                   /\ TracksRecovery => c.recovering
 
@@ -1636,6 +1721,15 @@ IsrJoinsFromCurrentIncarnation ==
 BrokerEpochOnlyForNewIncarnation ==
     \A b \in Brokers : brokerEpoch'[b] # brokerEpoch[b] => registeredIncarnation'[b] # registeredIncarnation[b]
 
+\* When the recovery tool elects, if some replica it heard from holds every acknowledged record,
+\* the replica it designates holds them too (KIP-1275: the tool is to lose as little as possible).
+HoldsEveryAcked(b, p) == \A e \in acked[p] : Holds(replicaLog[b][p], e)
+RecoveryToolKeepsCommitted ==
+    ToolOn =>
+        \A p \in Partitions :
+            (tool.outcome[p] = "RUNNING" /\ tool'.outcome[p] = "ELECTED" /\ \E b \in Answered(p) : HoldsEveryAcked(b, p))
+                => HoldsEveryAcked(partition'[p].leader, p)
+
 StaleEpochChangesNothingProp == [][StaleEpochChangesNothing]_vars
 EpochsNeverDecreaseProp == [][EpochsNeverDecrease]_vars
 UpdatesOnlyOfflinePartitionsProp == [][UpdatesOnlyOfflinePartitions]_vars
@@ -1645,5 +1739,6 @@ BrokerEpochOnlyForNewIncarnationProp == [][BrokerEpochOnlyForNewIncarnation]_var
 CleanLeaderFromIsrOrElrProp == [][CleanLeaderFromIsrOrElr]_vars
 IsrJoinsFromCurrentIncarnationProp == [][IsrJoinsFromCurrentIncarnation]_vars
 ElrLeftOnlyForCauseProp == [][ElrLeftOnlyForCause]_vars
+RecoveryToolKeepsCommittedProp == [][RecoveryToolKeepsCommitted]_vars
 
 =============================================================================

@@ -374,6 +374,7 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
         "failoverjbod": ("violation", ["FencedUntilAssigned", "LeaderOnOnlineDir", "IsrOnOnlineDirs"]),
         "disklost": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs"]),
         "elr": ("violation", ["CleanLeaderFromIsrOrElr"]),
+        "recovery": ("violation", ["RecoveryToolKeepsCommitted"]),
         "uncleantopic": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs",
                                        "ElectedWhenPossible", "CommittedRecordsSurvive", "IsrHoldsCommittedRecords"]),
     }

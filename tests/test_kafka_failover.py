@@ -132,7 +132,8 @@ def test_failover_config_holds_every_invariant_with_its_figures():
         "BrokerFutureCaughtUp", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
         "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState", "AdminElectsDesignatedLeader",
         "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "BrokerLoadsMetadata", "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
-        "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse"]
+        "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
+        "ToolAsksReplicaLogInfo", "ToolElectsLeader"]
     assert (result.coverage["ControllerFailsOver"]["distinct"], result.coverage["ControllerCommits"]["distinct"]) == (
         4493, 5794)
 

@@ -644,6 +644,7 @@ TRACES = {
     FINDINGS / "disklost_kip_CommittedRecordsSurvive.itf.json": ("disklost_kip", "CommittedRecordsSurvive"),
     FINDINGS / "elr_CleanLeaderFromIsrOrElr.itf.json": ("elr", "CleanLeaderFromIsrOrElr"),
     FINDINGS / "elr_ElrLeftOnlyForCause.itf.json": ("elr", "ElrLeftOnlyForCause"),
+    FINDINGS / "recovery_RecoveryToolKeepsCommitted.itf.json": ("recovery", "RecoveryToolKeepsCommitted"),
 }
 
 
@@ -669,6 +670,8 @@ def searches() -> dict[str, tuple]:
         "disklost_kip": (make_model(settings("disklost", semantics="kip")), check(config="disklost", semantics="kip"),
                          "spec/configs/disklost.toml --set semantics=kip", settings("disklost", semantics="kip")),
         "elr": (make_model(settings("elr")), check(config="elr"), "spec/configs/elr.toml", settings("elr")),
+        "recovery": (make_model(settings("recovery")), check(config="recovery"), "spec/configs/recovery.toml",
+                     settings("recovery")),
     }
 
 

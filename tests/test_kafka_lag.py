@@ -172,7 +172,8 @@ def test_lag_config_holds_every_invariant_with_its_figures():
         "ControllerTimesOutHeartbeat", "ControllerHandlesAlterReplicaState", "AdminElectsDesignatedLeader",
         "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
-        "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse"]
+        "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
+        "ToolAsksReplicaLogInfo", "ToolElectsLeader"]
 
 
 def test_under_the_code_the_lag_breaks_what_kafkas_code_breaks_without_it_and_nothing_more():

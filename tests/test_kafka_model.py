@@ -94,7 +94,7 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 37
+    assert len(model.actions) == len(set(model.actions)) == 39
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
@@ -105,7 +105,7 @@ def test_model_declares_its_parts():
     assert set(model.action_invariants) == {
         "StaleEpochChangesNothing", "EpochsNeverDecrease", "UpdatesOnlyOfflinePartitions", "FencedUntilAssigned",
         "DesignatedElectionSafe", "BrokerEpochOnlyForNewIncarnation", "CleanLeaderFromIsrOrElr",
-        "IsrJoinsFromCurrentIncarnation", "ElrLeftOnlyForCause",
+        "IsrJoinsFromCurrentIncarnation", "ElrLeftOnlyForCause", "RecoveryToolKeepsCommitted",
     }
     assert len(model.mutants) >= 10
 
@@ -136,7 +136,8 @@ def test_ci_config_all_invariants_hold_exact_count():
         "BrokerRefreshesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
         "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "BrokerLoadsMetadata", "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
-        "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse"]
+        "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
+        "ToolAsksReplicaLogInfo", "ToolElectsLeader"]
 
 
 #: config -> (distinct states, depth) of the correct model; recorded in spec/README.md.
@@ -164,9 +165,10 @@ def test_every_config_has_a_recorded_count():
     # heartbeat, restart and oldmetadata hold findings: tests/test_kafka_findings.py asserts their
     # figures; failoverjbod shows findings 1 and 2 through the log: tests/test_kafka_failover.py;
     # disklost, finding 7, and elr, findings 8 and 9: tests/test_kafka_findings.py; uncleantopic
-    # (findings 3, 5 and 7 with unclean elections): tests/test_kafka_unclean.py
+    # (findings 3, 5 and 7 with unclean elections): tests/test_kafka_unclean.py; recovery, finding
+    # 10: tests/test_kafka_recovery.py
     assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
-                          "uncleantopic"} == set(CONFIGS)
+                          "uncleantopic", "recovery"} == set(CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTS))

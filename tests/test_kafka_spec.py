@@ -118,6 +118,9 @@ CONSTANTS = {
     "MinIsr": "min_isr",
     "ElrEnabled": "elr",
     "UncleanElection": "unclean_election",
+    "MaxToolRequests": "recovery_tool",
+    "ToolEpoch": "tool_epoch",
+    "ToolEpochCheck": "tool_epoch_check",
     "Mutant": "mutant",
 }
 
