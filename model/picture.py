@@ -339,12 +339,31 @@ def _partitions(now: _View, before: _View | None) -> str:
                                 if isinstance(e, dict))
             text += f'  <FONT POINT-SIZE="9">acknowledged: {offsets}</FONT>'
             changed = changed or _differs(now, before, "acked", p)
+        text += _recovery_tool(now, p)
+        changed = changed or _differs(now, before, "tool")
         rows.append(f'<TR><TD ALIGN="LEFT"{_bg(changed)}>{text}</TD></TR>')
     if not rows:
         rows.append('<TR><TD ALIGN="LEFT">no partitions</TD></TR>')
     return (f'<TABLE BORDER="1" STYLE="dashed" COLOR="#8e44ad" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">'
             f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#8e44ad">controller\'s metadata</FONT></TD></TR>'
             f'{"".join(rows)}</TABLE>')
+
+
+def _recovery_tool(now: _View, p: int) -> str:
+    """What KIP-1275's recovery tool knows of partition p, once it has taken p up: each answer
+    (leader epoch, log end offset) and its outcome."""
+    tool = now.get("tool")
+    if not isinstance(tool, dict) or not tool:
+        return ""
+    taken_up = (tool.get("takenUp") or [])[p:p + 1]
+    if not taken_up or taken_up[0] == -1:
+        return ""
+    answers = (tool.get("answers") or [])[p:p + 1]
+    heard = [f"b{b} epoch {_e(a.get('leaderEpoch'))} end {_e(a.get('logEndOffset'))}"
+             for b, a in enumerate(answers[0] if answers else []) if isinstance(a, dict)]
+    outcome = (tool.get("outcome") or [])[p:p + 1]
+    return (f'<BR/><FONT POINT-SIZE="9">recovery tool ({_e(outcome[0] if outcome else "")}, taken up in epoch '
+            f'{_e(taken_up[0])}): {", ".join(heard) or "no answer yet"}</FONT>')
 
 
 # ------------------------------------------------------------------------- network, counters

@@ -192,3 +192,12 @@ def test_finding_10_with_the_epoch_check_kip_1275s_epoch_ties_fresh_answers():
     assert before["replicaLog"] == [[[0]], [[1]]]
     assert before["acked"] == [[{"offset": 0, "leaderEpoch": 1, "leader": 1}]]
     assert model.describe(trace[-1][1])["partition"][0]["leader"] == 0
+
+
+def test_the_picture_shows_what_the_tool_heard_and_its_outcome():
+    model, trace = finding_trace()
+    drawn = model.picture(model.describe(trace[-1][1]), model.describe(trace[-2][1]))
+    assert "recovery tool (ELECTED, taken up in epoch 1): b0 epoch 1 end 0, b1 epoch 3 end 0" in drawn
+    assert "RECOVERING" in drawn
+    untouched = model.picture(model.describe(trace[0][1]))
+    assert "recovery tool" not in untouched

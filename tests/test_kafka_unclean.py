@@ -41,3 +41,23 @@ def test_uncleantopic_takes_the_periodic_election_past_findings_3_5_and_7():
     assert (result.distinct_states, result.generated_states, result.depth) == (389319, 1071280, 51)
     assert result.coverage["ControllerElectsUncleanLeaders"]["generated"] > 0
     assert labels(model, violation(result, "CommittedRecordsSurvive").trace)[-1] == "BrokerConsumesMetadata(b0, p0)"
+
+
+def test_the_classic_unclean_loss_is_caught_by_committed_records_survive_when_unaccounted():
+    """The mutant unclean_not_recovering: an unclean election that does not declare itself
+    (no RECOVERING, nothing given up) is the classic loss: broker 0 acknowledges a record alone
+    in the ISR and crashes; the operator's unclean election makes broker 1, empty, the leader.
+    CommittedRecordsSurvive and IsrHoldsCommittedRecords catch it at that election (20 states,
+    past CleanLeaderFromIsrOrElr's 17); with unclean elections off, the test above: nothing."""
+    model = make_model(settings("unclean", mutant="unclean_not_recovering"))
+    result = check(config="unclean", mutant="unclean_not_recovering")
+    assert [(v.name, v.length) for v in result.violations] == [
+        ("CommittedRecordsSurvive", 20), ("IsrHoldsCommittedRecords", 20), ("CleanLeaderFromIsrOrElr", 17)]
+    trace = violation(result, "CommittedRecordsSurvive").trace
+    assert labels(model, trace)[-4:] == [
+        "LeaderAppendsRecord(b0, p0)", "BrokerCrashes(b0)", "ControllerFencesExpiredBroker(b0)",
+        "AdminElectsUncleanLeader(p0)"]
+    after = model.describe(trace[-1][1])
+    assert after["replicaLog"] == [[[0]], [[]]]
+    assert after["acked"] == [[{"offset": 0, "leaderEpoch": 0, "leader": 0}]]
+    assert (after["partition"][0]["leader"], after["partition"][0]["leaderRecoveryState"]) == (1, "RECOVERED")
