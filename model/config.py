@@ -16,9 +16,10 @@ UNCLEAN_ELECTIONS = ("off", "admin", "topic")
 #: The leader epoch the recovery tool ranks replicas by: KIP-1275's (the partition's current leader
 #: epoch in the answering broker's metadata) or KIP-966's (the epoch of the log's last record).
 TOOL_EPOCHS = ("current", "last_written")
-#: The metadata versions the model tells apart: below IBP_3_7_IV2 (no directory assignment), and
+#: The metadata versions the model tells apart: below IBP_3_6_IV0 (the controller bumps the leader
+#: epoch on an ISR shrink, KAFKA-15021), below IBP_3_7_IV2 (no directory assignment), and
 #: IBP_3_7_IV2 (KIP-858 in force).
-METADATA_VERSIONS = ("3.6-IV2", "3.7-IV2")
+METADATA_VERSIONS = ("3.5-IV2", "3.6-IV2", "3.7-IV2")
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ class Settings:
     #: where KIP-858's text and Kafka's controller code differ, which one the model follows:
     #: "code" (the default) or "kip" (spec/README.md lists the differences)
     semantics: str = "code"
-    #: the cluster's metadata.version at the start: "3.7-IV2" or "3.6-IV2" (below it)
+    #: the cluster's metadata.version at the start: "3.7-IV2", "3.6-IV2" (below it) or "3.5-IV2"
+    #: (below 3.6-IV0 too: an ISR shrink bumps the leader epoch)
     metadata_version: str = "3.7-IV2"
     #: an operator may upgrade the metadata version to 3.7-IV2 during the run
     metadata_upgrade: bool = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .state import (
     ELECTED_BY_TOOL, TOOL, ACKED, ELR, LAST_KNOWN_ELR, RECOVERING, HIGH_WATERMARK, REPLICA_LOG, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
-    LEADER_EPOCH, LOGS, METADATA_VERSION, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
+    LEADER_EPOCH, LOGS, METADATA_VERSION, MV_3_5, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, UNCOMMITTED, FAILOVERS_DONE, bag_remove,
 )
 from .uuids import FIRST_REAL, RESERVED3, UNASSIGNED
@@ -346,6 +346,17 @@ class Invariants:
 
         heard = [b for b in self.replicas[p] if s[TOOL][0][p][b]]
         return not any(holds_every_acked(b) for b in heard) or holds_every_acked(t[PARTITION][p][LEADER])
+
+    def LeaderEpochBumpedOnIsrShrink(self, s, action, t) -> bool:
+        """Below metadata version 3.6-IV0 a partition change that takes a member out of the ISR
+        bumps the leader epoch: the brokers' replica manager of those versions fences the
+        fetchers of replicas out of the ISR by the leader epoch alone (KAFKA-15021,
+        MetadataVersion.isLeaderEpochBumpRequiredOnIsrShrink).  A failover's reverting is no
+        change."""
+        if t[PARTITION] is s[PARTITION] or action[0] == "ControllerFailsOver" or s[METADATA_VERSION] != MV_3_5:
+            return True
+        return all(a is None or set(a[ISR]) <= set(c[ISR]) or c[LEADER_EPOCH] > a[LEADER_EPOCH]
+                   for a, c in zip(s[PARTITION], t[PARTITION]))
 
     def IsrJoinsFromCurrentIncarnation(self, s, action, t) -> bool:
         """A replica joins the ISR through AlterPartition only on what the leader heard from the

@@ -27,7 +27,7 @@ from .sequence import sequence
 from .state import (
     RUNNING_TOOL, TOOL, TOOL_OUTCOME_NAMES, ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
     FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
-    LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED, MV_3_6, MV_3_7_IV2,
+    LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
     REGISTERED_INCARNATION, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, STATUS_NAMES, UNCOMMITTED,
     dir_name,
@@ -90,6 +90,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             "IsrJoinsFromCurrentIncarnation": self.IsrJoinsFromCurrentIncarnation,
             "ElrLeftOnlyForCause": self.ElrLeftOnlyForCause,
             "RecoveryToolKeepsCommitted": self.RecoveryToolKeepsCommitted,
+            "LeaderEpochBumpedOnIsrShrink": self.LeaderEpochBumpedOnIsrShrink,
         }
 
     # -----------------------------------------------------------------------------------------
@@ -119,7 +120,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             0,
             (0,) * nb,
             (0,) * nb,
-            MV_3_6 if st.metadata_version == "3.6-IV2" else MV_3_7_IV2,
+            METADATA_VERSION_NAMES.index(st.metadata_version),
             (),
             (),
             0,

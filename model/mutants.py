@@ -48,4 +48,6 @@ MUTANTS = {
     "epochs (KAFKA-18106; Kafka 3.x without ELR: finding 3)",
     "unclean_not_recovering": "an unclean election does not mark its leader RECOVERING (before KIP-704): "
     "nobody knows which acknowledged records it gave up",
+    "no_leader_epoch_bump_on_isr_shrink": "below metadata version 3.6-IV0, an ISR shrink keeps the leader epoch, "
+    "which the brokers' replica manager of those versions needs bumped (KAFKA-15021)",
 }

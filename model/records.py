@@ -5,7 +5,7 @@ kind (ReplicationControlManager.replay, ClusterControlManager.replay)."""
 from __future__ import annotations
 
 from .state import (
-    METADATA_VERSION_NAMES, dir_name, CONTROLLER_VARIABLES, FEATURE_LEVEL, NETWORK, UNCOMMITTED, bag_add,
+    METADATA_VERSION, METADATA_VERSION_NAMES, MV_3_5, dir_name, CONTROLLER_VARIABLES, FEATURE_LEVEL, NETWORK, UNCOMMITTED, bag_add,
     ACKED, REPLICA_LOG, BROKER_EPOCH, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER, RECOVERING, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
     ONLINE_DIRS, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, PARTITION_RECORD,
     REGISTERED_INCARNATION, REGISTER_BROKER, except_at,
@@ -95,6 +95,11 @@ class Records:
         record_elr = target_elr if target_elr != elr else None
         if record_isr is None and (target_isr or elr_on) and target_isr != isr:
             record_isr = target_isr
+        if (record_leader == NO_LEADER_CHANGE and record_isr is not None and not set(isr) <= set(record_isr)
+                and view[METADATA_VERSION] == MV_3_5 and self.mutant != "no_leader_epoch_bump_on_isr_shrink"):
+            # triggerLeaderEpochBumpForIsrShrinkIfNeeded: below 3.6-IV0 the brokers' replica manager
+            # needs a new leader epoch whenever the ISR shrinks (KAFKA-15021)
+            record_leader = leader
         record_known = None  # maybeUpdateLastKnownLeader
         if elr_on and record_isr == () and not (len(known) == 1 and known[0] == leader):
             record_known = (leader,)

@@ -93,8 +93,8 @@ CONTROLLER_VARIABLES = (BROKER_EPOCH, FENCED, ONLINE_DIRS, PARTITION, REGISTERED
 
 # metadata.version: below IBP_3_7_IV2 brokers register no directories and nothing is assigned
 # (MetadataVersion.isDirectoryAssignmentSupported); at or above it KIP-858 is in force.
-MV_3_6, MV_3_7_IV2 = 0, 1
-METADATA_VERSION_NAMES = ("3.6-IV2", "3.7-IV2")
+MV_3_5, MV_3_6, MV_3_7_IV2 = 0, 1, 2
+METADATA_VERSION_NAMES = ("3.5-IV2", "3.6-IV2", "3.7-IV2")
 
 OFF, STARTING, RUNNING = 0, 1, 2
 STATUS_NAMES = ("OFF", "STARTING", "RUNNING")

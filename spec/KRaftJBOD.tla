@@ -28,7 +28,7 @@ CONSTANTS
     AlterReplicaStateEnabled, \* KIP-589's AlterReplicaState path
     DesignatedEnabled,        \* KIP-1275's designated elections
     Semantics,                \* "code": Kafka's controller code; "kip": KIP-858's text (spec/README.md)
-    InitialMetadataVersion,   \* "3.6-IV2" (no directory assignment) or "3.7-IV2"
+    InitialMetadataVersion,   \* "3.5-IV2" (below 3.6-IV0), "3.6-IV2" (no directory assignment) or "3.7-IV2"
     MetadataUpgradeEnabled,   \* an operator may upgrade the metadata version to 3.7-IV2
     Failovers,                \* controller failovers in the whole run; 0: the metadata log is not modeled
     MaxUncommitted,           \* batches of records appended and not yet committed at once
@@ -88,7 +88,7 @@ VARIABLES
     movesStarted,  \* replica moves started so far
     knownEpoch,    \* broker -> the broker epoch its registration response gave it (0: none yet)
     registeredIncarnation, \* controller: broker -> incarnation ID of its registration (0: none)
-    metadataVersion, \* controller: "3.6-IV2" or "3.7-IV2"
+    metadataVersion, \* controller: "3.5-IV2", "3.6-IV2" or "3.7-IV2"
     \* The metadata log, when failovers are modeled (else <<>>, <<>> and 0 throughout):
     committedImage, \* the controller variables as the committed records leave them
     uncommitted,    \* batches appended and not yet committed: <<[records, response], ...>>
@@ -219,7 +219,11 @@ RecordOf(part, targetIsr, elr0, newLeader, electedUnclean, newDirs, elrOn, recov
         setIsr == isUnclean \/ ((isr1 # {} \/ elrOn) /\ isr1 # part.isr)
         isr2 == IF isUnclean THEN {newLeader} ELSE isr1
         elr2 == IF ~elrOn \/ isUnclean THEN {} ELSE IF fromElr THEN elr0 \ {newLeader} ELSE elr0
-        recLeader == IF changed THEN newLeader ELSE NoLeaderChange
+        \* triggerLeaderEpochBumpForIsrShrinkIfNeeded: below 3.6-IV0 the brokers' replica manager
+        \* needs a new leader epoch whenever the ISR shrinks (KAFKA-15021)
+        bumpOnShrink == /\ metadataVersion = "3.5-IV2" /\ Mutant # "no_leader_epoch_bump_on_isr_shrink"
+                        /\ setIsr /\ ~(part.isr \subseteq isr2)
+        recLeader == IF changed THEN newLeader ELSE IF bumpOnShrink THEN part.leader ELSE NoLeaderChange
         knownToLeader == elrOn /\ setIsr /\ isr2 = {} /\ part.lastKnownElr # {part.leader}
     IN [leader |-> recLeader,
         setIsr |-> setIsr, isr |-> isr2,
@@ -1117,7 +1121,7 @@ ControllerElectsUncleanLeaders ==
 \* kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord.
 AdminUpgradesMetadataVersion ==
     /\ MetadataUpgradeEnabled
-    /\ metadataVersion = "3.6-IV2"
+    /\ metadataVersion # "3.7-IV2"
     /\ metadataVersion' = "3.7-IV2"
     /\ LogWrite(network, <<FeatureLevelRec("3.7-IV2")>>, NoResponse)
     /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, counters, tool>>
@@ -1717,6 +1721,14 @@ IsrJoinsFromCurrentIncarnation ==
             \A r \in (partition'[m.partition].isr \ partition[m.partition].isr) \cap DOMAIN m.isr :
                 m.isr[r] = brokerEpoch[r]
 
+\* Below metadata version 3.6-IV0 a partition change that takes a member out of the ISR bumps the
+\* leader epoch: the brokers' replica manager of those versions fences the fetchers of replicas
+\* out of the ISR by the leader epoch alone (KAFKA-15021).  A failover's reverting is no change.
+LeaderEpochBumpedOnIsrShrink ==
+    (metadataVersion = "3.5-IV2" /\ failoversDone' = failoversDone) =>
+        \A p \in Created :
+            ~(partition[p].isr \subseteq partition'[p].isr) => partition'[p].leaderEpoch > partition[p].leaderEpoch
+
 \* A broker's registered epoch changes only when a new incarnation registers (KAFKA-16952).
 BrokerEpochOnlyForNewIncarnation ==
     \A b \in Brokers : brokerEpoch'[b] # brokerEpoch[b] => registeredIncarnation'[b] # registeredIncarnation[b]
@@ -1740,5 +1752,6 @@ CleanLeaderFromIsrOrElrProp == [][CleanLeaderFromIsrOrElr]_vars
 IsrJoinsFromCurrentIncarnationProp == [][IsrJoinsFromCurrentIncarnation]_vars
 ElrLeftOnlyForCauseProp == [][ElrLeftOnlyForCause]_vars
 RecoveryToolKeepsCommittedProp == [][RecoveryToolKeepsCommitted]_vars
+LeaderEpochBumpedOnIsrShrinkProp == [][LeaderEpochBumpedOnIsrShrink]_vars
 
 =============================================================================

@@ -163,3 +163,36 @@ def test_the_picture_shows_the_elr_the_last_known_leader_and_recovering():
     drawn = model.picture(model.describe(state))
     assert "ISR {b0}" in drawn and "ELR {b1}" in drawn and "last known leader b1" in drawn
     assert "RECOVERING" in drawn
+
+
+# -------------------------------------------------------------------------------------------
+# The leader-epoch bump on an ISR shrink below metadata version 3.6-IV0 (KAFKA-15021)
+# -------------------------------------------------------------------------------------------
+def test_below_3_6_iv0_an_isr_shrink_bumps_the_leader_epoch():
+    """testTriggerLeaderEpochBumpIfNeeded: a shrink sets the record's leader to the current one
+    (the epoch goes up on replay), an expansion does not; at 3.6-IV0 and later a shrink keeps it
+    (testNoLeaderEpochBumpOnIsrShrink)."""
+    model, state = cluster(metadata_version="3.5-IV2")
+    shrink = model.partition_change_record(state, 0, target_isr=(0,))
+    assert shrink == (PARTITION_CHANGE, 0, 0, (0,), None, None, None, None)
+    assert model.merged(state[PARTITION][0], shrink)[LEADER_EPOCH] == state[PARTITION][0][LEADER_EPOCH] + 1
+    shrunk = with_partition(model, state, 0, (0,))
+    assert model.partition_change_record(shrunk, 0, target_isr=(0, 1)) == (
+        PARTITION_CHANGE, 0, NO_LEADER_CHANGE, (0, 1), None, None, None, None)
+    for version in ("3.6-IV2", "3.7-IV2"):
+        model, state = cluster(metadata_version=version)
+        assert model.partition_change_record(state, 0, target_isr=(0,)) == (
+            PARTITION_CHANGE, 0, NO_LEADER_CHANGE, (0,), None, None, None, None)
+
+
+def test_below_3_6_iv0_the_leaders_alter_partition_shrink_bumps_the_leader_epoch():
+    model, state = cluster(metadata_version="3.5-IV2")
+    before = state[PARTITION][0]
+    state, error = alter_partition(model, state, (0,))
+    assert error == "NONE"
+    assert state[PARTITION][0][:2] == (0, (0,))
+    assert state[PARTITION][0][LEADER_EPOCH] == before[LEADER_EPOCH] + 1
+    assert state[PARTITION][0][PARTITION_EPOCH] == before[PARTITION_EPOCH] + 1
+    mutated, state = cluster(metadata_version="3.5-IV2", mutant="no_leader_epoch_bump_on_isr_shrink")
+    state, error = alter_partition(mutated, state, (0,))
+    assert (error, state[PARTITION][0][LEADER_EPOCH]) == ("NONE", before[LEADER_EPOCH])

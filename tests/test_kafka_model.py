@@ -73,7 +73,7 @@ def test_unknown_mutant_is_rejected_with_one_line():
         ({"moves": True}, "model setting 'moves' must be an integer, not True"),
         ({"designated": "yes"}, "model setting 'designated' must be true or false, not 'yes'"),
         ({"brokers": 1}, "model setting 'replication_factor' must be between 1 and brokers (1), not 2"),
-        ({"metadata_version": "3.8"}, "model setting 'metadata_version' must be one of 3.6-IV2, 3.7-IV2, not '3.8'"),
+        ({"metadata_version": "3.8"}, "model setting 'metadata_version' must be one of 3.5-IV2, 3.6-IV2, 3.7-IV2, not '3.8'"),
         ({"metadata_upgrade": "later"}, "model setting 'metadata_upgrade' must be true or false, not 'later'"),
         ({"failovers": 1, "semantics": "kip"},
          "model setting 'failovers' needs semantics = \"code\": under the KIP's reading the controller writes no records"),
@@ -106,6 +106,7 @@ def test_model_declares_its_parts():
         "StaleEpochChangesNothing", "EpochsNeverDecrease", "UpdatesOnlyOfflinePartitions", "FencedUntilAssigned",
         "DesignatedElectionSafe", "BrokerEpochOnlyForNewIncarnation", "CleanLeaderFromIsrOrElr",
         "IsrJoinsFromCurrentIncarnation", "ElrLeftOnlyForCause", "RecoveryToolKeepsCommitted",
+        "LeaderEpochBumpedOnIsrShrink",
     }
     assert len(model.mutants) >= 10
 
@@ -158,6 +159,7 @@ COUNTS = {
     "dataplane": (11080, 37),
     "unclean": (9885, 36),
     "rejoin": (30744, 44),
+    "isrshrink": (7268, 34),
 }
 
 
@@ -208,6 +210,7 @@ CAUGHT = {
     "unclean_reregistration_keeps_epochs": ("elr", "FencedBrokerLeadsNothing", 16),
     "alter_partition_stale_broker_epoch": ("rejoin", "IsrJoinsFromCurrentIncarnation", 24),
     "unclean_not_recovering": ("unclean", "CleanLeaderFromIsrOrElr", 17),
+    "no_leader_epoch_bump_on_isr_shrink": ("isrshrink", "LeaderEpochBumpedOnIsrShrink", 16),
 }
 
 
