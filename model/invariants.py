@@ -388,11 +388,16 @@ class Invariants:
         return True
 
     def DesignatedElectionSafe(self, s, action, t) -> bool:
-        """A designated election (KIP-1275) happens only for a leaderless partition and elects
-        a replica in the replica set that is unfenced and on an online directory."""
-        if action[0] != "AdminElectsDesignatedLeader":
+        """A designated election (KIP-1275), an operator's or the recovery tool's, happens only for
+        a leaderless partition and elects a replica in the replica set that is unfenced and on an
+        online directory."""
+        if action[0] == "AdminElectsDesignatedLeader":
+            p, b = action[1], action[2]
+        elif action[0] == "ToolElectsLeader" and t[TOOL][1][action[1]] == ELECTED_BY_TOOL:
+            p = action[1]
+            b = t[PARTITION][p][LEADER]
+        else:
             return True
-        p, b = action[1], action[2]
         part = s[PARTITION][p]
         return (
             part is not None

@@ -1668,14 +1668,17 @@ FencedUntilAssigned ==
             \A p \in Partitions :
                 (next.partition[p] # NoPartition /\ b \in ReplicaSet(p)) => next.partition[p].dirs[b] # UNASSIGNED
 
-\* A designated election (KIP-1275) happens only for a leaderless partition and elects a
-\* replica in the replica set that is unfenced and on an online directory.
+\* A designated election (KIP-1275), an operator's or the recovery tool's, happens only for a
+\* leaderless partition and elects a replica in the replica set that is unfenced and on an
+\* online directory.
+DesignatedSafely(p, b) ==
+    /\ partition[p].leader = NoLeader
+    /\ Registered(b) /\ ~fenced[b]
+    /\ DirOnlineInMetadata(b, partition[p].dirs[b])
 DesignatedElectionSafe ==
-    \A p \in Partitions, b \in Brokers :
-        AdminElectsDesignatedLeader(p, b) =>
-            /\ partition[p].leader = NoLeader
-            /\ Registered(b) /\ ~fenced[b]
-            /\ DirOnlineInMetadata(b, partition[p].dirs[b])
+    /\ \A p \in Partitions, b \in Brokers : AdminElectsDesignatedLeader(p, b) => DesignatedSafely(p, b)
+    /\ ToolOn => \A p \in Partitions :
+           (tool.outcome[p] = "RUNNING" /\ tool'.outcome[p] = "ELECTED") => DesignatedSafely(p, partition'[p].leader)
 
 \* Can a leader be RECOVERING?  Only an unclean, last-known-leader or designated election makes
 \* one, and the state is kept with the data plane only.

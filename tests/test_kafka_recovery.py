@@ -201,3 +201,16 @@ def test_the_picture_shows_what_the_tool_heard_and_its_outcome():
     assert "RECOVERING" in drawn
     untouched = model.picture(model.describe(trace[0][1]))
     assert "recovery tool" not in untouched
+
+
+def test_the_tools_elections_are_held_to_the_designated_elections_rules():
+    """DesignatedElectionSafe covers the tool's elections too: with the mutant that lets a
+    designated election through for a partition that has a leader, the tool's election of
+    broker 1 while broker 0 leads again breaks it (21 states)."""
+    model = make_model(settings("recovery", mutant="designated_with_leader"))
+    result = check(keep_going=False, config="recovery", mutant="designated_with_leader")
+    assert [(v.name, v.length) for v in result.violations] == [("DesignatedElectionSafe", 21)]
+    trace = result.violations[0].trace
+    assert labels(model, trace)[-1] == "ToolElectsLeader(p0)"
+    before, after = (model.describe(trace[i][1])["partition"][0] for i in (-2, -1))
+    assert (before["leader"], after["leader"]) == (0, 1)

@@ -163,3 +163,9 @@ def test_tlc_catches_each_tied_mutant_at_kraftchecks_length(mutant):
     assert theirs.violated in {v.name for v in ours.violations if v.length == length}
     assert theirs.violated == "FencedBrokerLeadsNothing"
     assert theirs.exit_code == ours.exit_code
+
+
+def test_tlc_holds_the_tools_elections_to_the_designated_elections_rules():
+    """recovery.toml with designated_with_leader: the tool's election breaks DesignatedElectionSafe
+    (tests/test_kafka_recovery.py); TLC stops at the same step."""
+    same_first_violation(tlc("recovery", "designated_with_leader"), kraftcheck("recovery", "designated_with_leader"))
