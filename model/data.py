@@ -30,8 +30,8 @@ class DataPlaneActions:
     @property
     def tracks_recovery(self) -> bool:
         """Can a leader be RECOVERING (LeaderRecoveryState)?  Only an unclean, a last-known-leader or
-        a designated election (an operator's or the recovery tool's) makes one, and the state is kept with the data plane only: without
-        logs nothing reads it."""
+        a designated election (an operator's or the recovery tool's) makes one, and the state is
+        kept with the data plane only: without logs nothing reads it."""
         s = self.settings
         return self.data_plane and (s.elr or s.designated or s.unclean_election != "off" or s.recovery_tool > 0)
 

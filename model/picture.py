@@ -340,7 +340,7 @@ def _partitions(now: _View, before: _View | None) -> str:
             text += f'  <FONT POINT-SIZE="9">acknowledged: {offsets}</FONT>'
             changed = changed or _differs(now, before, "acked", p)
         text += _recovery_tool(now, p)
-        changed = changed or _differs(now, before, "tool")
+        changed = changed or any(_differs(now, before, "tool", part, p) for part in ("answers", "outcome", "takenUp"))
         rows.append(f'<TR><TD ALIGN="LEFT"{_bg(changed)}>{text}</TD></TR>')
     if not rows:
         rows.append('<TR><TD ALIGN="LEFT">no partitions</TD></TR>')

@@ -79,6 +79,10 @@ def test_unknown_mutant_is_rejected_with_one_line():
          "model setting 'failovers' needs semantics = \"code\": under the KIP's reading the controller writes no records"),
         ({"max_uncommitted": 0}, "model setting 'max_uncommitted' must be between 1 and 100, not 0"),
         ({"failovers": -1}, "model setting 'failovers' must be between 0 and 100, not -1"),
+        ({"recovery_tool": -1}, "model setting 'recovery_tool' must be between 0 and 100, not -1"),
+        ({"recovery_tool": 3}, "model setting 'recovery_tool' needs records > 0: the tool compares the replicas' logs"),
+        ({"tool_epoch": "newest"}, "model setting 'tool_epoch' must be one of current, last_written, not 'newest'"),
+        ({"tool_epoch_check": "maybe"}, "model setting 'tool_epoch_check' must be true or false, not 'maybe'"),
     ],
 )
 def test_bad_values_are_rejected(settings, message):

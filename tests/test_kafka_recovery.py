@@ -14,8 +14,10 @@ import pytest
 
 from kraftcheck.checker.bfs import explore
 from kraftcheck.model import make_model
+from kraftcheck.model.picture import CHANGED
 from kraftcheck.model.state import FOUND_ONLINE, PARTITION, RUNNING_TOOL, TOOL
 
+from tests.test_cli import REPO, kraftcheck
 from tests.test_kafka_findings import check, labels, settings, violation
 
 
@@ -201,6 +203,11 @@ def test_the_picture_shows_what_the_tool_heard_and_its_outcome():
     assert "RECOVERING" in drawn
     untouched = model.picture(model.describe(trace[0][1]))
     assert "recovery tool" not in untouched
+    # an answer alone changes the partition's row: it is highlighted; a step that changes neither is not
+    row = f'<TR><TD ALIGN="LEFT" BGCOLOR="{CHANGED}"><B>p0</B>'
+    assert row in model.picture(model.describe(trace[-2][1]), model.describe(trace[-3][1]))  # broker 1 answers
+    assert labels(model, trace)[-7] == "BrokerSendsHeartbeat(b1)"
+    assert row not in model.picture(model.describe(trace[-7][1]), model.describe(trace[-8][1]))
 
 
 def test_the_tools_elections_are_held_to_the_designated_elections_rules():
@@ -214,3 +221,10 @@ def test_the_tools_elections_are_held_to_the_designated_elections_rules():
     assert labels(model, trace)[-1] == "ToolElectsLeader(p0)"
     before, after = (model.describe(trace[i][1])["partition"][0] for i in (-2, -1))
     assert (before["leader"], after["leader"]) == (0, 1)
+
+
+def test_a_bad_tool_setting_on_the_command_line_is_one_line_and_exit_2():
+    p = kraftcheck("check", str(REPO / "spec" / "configs" / "recovery.toml"), "--set", "tool_epoch=newest")
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == ("kraftcheck: error: the model rejected its config: model setting 'tool_epoch' must be one of "
+                        "current, last_written, not 'newest'\n")
