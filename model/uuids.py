@@ -8,9 +8,9 @@ model keeps four reserved values, the three with a meaning and one more standing
 
 from __future__ import annotations
 
-UNASSIGNED = 0  # DirectoryId.UNASSIGNED = Uuid(0, 0): not yet known where the replica lives
-LOST = 1  # DirectoryId.LOST = Uuid(0, 1): in some offline directory that cannot be named
-MIGRATING = 2  # DirectoryId.MIGRATING = Uuid(0, 2): placed before directory assignment existed
+UNASSIGNED = 0  # DirectoryId.UNASSIGNED = Uuid(0, 1): not yet known where the replica lives
+LOST = 1  # DirectoryId.LOST = Uuid(0, 2): in some offline directory that cannot be named
+MIGRATING = 2  # DirectoryId.MIGRATING = Uuid(0, 0): placed before directory assignment existed
 RESERVED3 = 3  # Uuid(0, 3): one of the other reserved values, never generated
 FIRST_REAL = 4  # real directory IDs are FIRST_REAL, FIRST_REAL + 1, ...
 

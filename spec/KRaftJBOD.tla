@@ -59,9 +59,9 @@ BagAdd(B, m) == B (+) SetToBag({m})
 BagRemove(B, m) == B (-) SetToBag({m})
 
 (* The directory UUID space, shrunk to small ints (KIP-858 "Reserved UUIDs"). *)
-UNASSIGNED == 0   \* Uuid(0, 0): not yet known where the replica lives
-LOST == 1         \* Uuid(0, 1): in some offline directory that cannot be named
-MIGRATING == 2    \* Uuid(0, 2): placed before directory assignment existed
+UNASSIGNED == 0   \* Uuid(0, 1): not yet known where the replica lives
+LOST == 1         \* Uuid(0, 2): in some offline directory that cannot be named
+MIGRATING == 2    \* Uuid(0, 0): placed before directory assignment existed
 RESERVED3 == 3    \* Uuid(0, 3): one of the other reserved values
 FIRST_REAL == 4
 Reserved == {UNASSIGNED, LOST, MIGRATING, RESERVED3}

@@ -123,6 +123,38 @@ def replay(trace: Trace, model: Any, model_ref: str = "") -> ReplayReport:
     return ReplayReport(model_ref, len(trace.steps), _check_ending(model, trace, candidates))
 
 
+def concrete_run(trace: Trace, model: Any) -> tuple[Any, list[tuple[Any, Any]]]:
+    """One run of ``model`` that the trace stands for: its initial state and every step as
+    ``(action, state)``, each state one whose ``describe()`` equals the trace's.  Where several
+    model states stand for a trace state, the run ends in one that shows the trace's ending (its
+    invariant violated, its step property broken) when the trace names one.  Raises
+    :class:`ReplayFailed` as :func:`replay` does."""
+    first = trace.steps[0]
+    layers: list[dict[Any, tuple[Any, Any]]] = [{}]
+    for state in model.init_states():
+        if _matches(model, state, first):
+            layers[0].setdefault(state, (None, None))
+    if not layers[0]:
+        raise ReplayFailed(0, f"state 0: {_closest_init(model, first)}")
+    for step in trace.steps[1:]:
+        layers.append(_advance(model, trace, step, layers[-1]))
+    last = next(iter(layers[-1]))
+    kind, name = trace.meta.get("kind"), trace.meta.get("invariant")
+    if kind == "invariant" and name in (getattr(model, "invariants", None) or {}):
+        last = next((s for s in layers[-1] if not model.invariants[name](s)), last)
+    elif kind == "action" and name in (getattr(model, "action_invariants", None) or {}):
+        predicate = model.action_invariants[name]
+        last = next((s for s, (p, a) in layers[-1].items() if not predicate(p, a, s)), last)
+    steps: list[tuple[Any, Any]] = []
+    state = last
+    for layer in reversed(layers[1:]):
+        previous, action = layer[state]
+        steps.append((action, state))
+        state = previous
+    steps.reverse()
+    return state, steps
+
+
 def _advance(model, trace: Trace, step: Step, candidates: dict) -> dict:
     i = step.index
     wanted_params = _normal(step.meta["params"]) if "params" in step.meta else None
@@ -255,5 +287,5 @@ def _tagged(value: Any) -> Any:
     return value
 
 
-__all__ = ["ReplayFailed", "ReplayReport", "SHIPPED_MODELS", "UntrustedModel", "model_for", "replay", "trace_settings",
+__all__ = ["ReplayFailed", "ReplayReport", "concrete_run", "SHIPPED_MODELS", "UntrustedModel", "model_for", "replay", "trace_settings",
            "INIT_ACTION"]

@@ -1,0 +1,190 @@
+/*
+ * Part of kraftcheck's conformance harness. Licensed under the Apache License, Version 2.0.
+ */
+package org.apache.kafka.controller;
+
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.apache.kafka.timeline.SnapshotRegistry;
+
+import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The one place where the harness bridges API differences between the Kafka releases it
+ * runs against (checked: 4.0.0 and 4.4.0). Everything else in the harness calls Kafka
+ * directly; every difference below is named where it is handled, and each is resolved by
+ * looking the member up by name and parameter count, so the same source compiles and
+ * runs against either release (and, it is hoped, the releases between them).
+ */
+final class KafkaCompat {
+    private KafkaCompat() { }
+
+    /**
+     * The running Kafka's version string.
+     * Difference: AppInfoParser is org.apache.kafka.common.utils.AppInfoParser in 4.0.0 and
+     * org.apache.kafka.common.utils.internals.AppInfoParser in 4.4.0.
+     */
+    static String kafkaVersion() {
+        for (String name : new String[] {
+            "org.apache.kafka.common.utils.AppInfoParser",
+            "org.apache.kafka.common.utils.internals.AppInfoParser"}) {
+            try {
+                Class<?> parser = Class.forName(name);
+                return (String) parser.getMethod("getVersion").invoke(null);
+            } catch (ClassNotFoundException e) {
+                // try the next location
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot read Kafka's version from " + name, e);
+            }
+        }
+        return "unknown";
+    }
+
+    /**
+     * A new SnapshotRegistry with a fresh LogContext.
+     * Difference: SnapshotRegistry's constructor takes org.apache.kafka.common.utils.LogContext
+     * in 4.0.0 and org.apache.kafka.common.utils.internals.LogContext in 4.4.0.
+     */
+    static SnapshotRegistry newSnapshotRegistry() {
+        for (Constructor<?> constructor : SnapshotRegistry.class.getConstructors()) {
+            Class<?>[] params = constructor.getParameterTypes();
+            if (params.length == 1 && params[0].getSimpleName().equals("LogContext")) {
+                try {
+                    Object logContext = params[0].getConstructor().newInstance();
+                    return (SnapshotRegistry) constructor.newInstance(logContext);
+                } catch (InvocationTargetException e) {
+                    throw rethrow(e.getCause());
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException("cannot build a SnapshotRegistry", e);
+                }
+            }
+        }
+        throw new IllegalStateException("no SnapshotRegistry(LogContext) constructor found");
+    }
+
+    /**
+     * MetadataVersion.fromVersionString, allowing versions that are not production-ready.
+     * Difference: fromVersionString(String) in 4.0.0; fromVersionString(String, boolean
+     * unstableVersionsEnabled) in 4.4.0.
+     */
+    static MetadataVersion metadataVersionFromString(String version) {
+        Method method = find(MetadataVersion.class, "fromVersionString", 1, 2);
+        if (method.getParameterCount() == 1) {
+            return (MetadataVersion) invoke(method, null, version);
+        }
+        return (MetadataVersion) invoke(method, null, version, true);
+    }
+
+    /**
+     * The current metadata.version.
+     * Difference: FeatureControlManager.metadataVersion() returns MetadataVersion in 4.0.0;
+     * in 4.4.0 it returns Optional&lt;MetadataVersion&gt; and metadataVersionOrThrow()
+     * returns the version.
+     */
+    static MetadataVersion metadataVersion(FeatureControlManager featureControl) {
+        Method method = findOptional(FeatureControlManager.class, "metadataVersionOrThrow", 0);
+        if (method == null) {
+            method = find(FeatureControlManager.class, "metadataVersion", 0, 0);
+        }
+        return (MetadataVersion) invoke(method, featureControl);
+    }
+
+    /**
+     * ReplicationControlManager.createTopics.
+     * Difference: (context, request, describable) in 4.0.0; 4.4.0 adds a fourth boolean
+     * that is passed on to ConfigurationControlManager.incrementalAlterConfig and only
+     * relaxes the validation of the broker config cordoned.log.dirs; the harness passes
+     * false, which leaves topic configs untouched.
+     */
+    @SuppressWarnings("unchecked")
+    static ControllerResult<CreateTopicsResponseData> createTopics(
+        ReplicationControlManager replicationControl,
+        ControllerRequestContext context,
+        CreateTopicsRequestData request,
+        Set<String> describable
+    ) {
+        Method method = find(ReplicationControlManager.class, "createTopics", 3, 4);
+        if (method.getParameterCount() == 3) {
+            return (ControllerResult<CreateTopicsResponseData>)
+                invoke(method, replicationControl, context, request, describable);
+        }
+        return (ControllerResult<CreateTopicsResponseData>)
+            invoke(method, replicationControl, context, request, describable, false);
+    }
+
+    /**
+     * ConfigurationControlManager.updateFeatures, the call QuorumController.updateFeatures makes.
+     * Difference: (updates, upgradeTypes, validateOnly) in 4.0.0; 4.4.0 adds the active
+     * controller's claim epoch as a fourth argument (QuorumController passes curClaimEpoch).
+     */
+    @SuppressWarnings("unchecked")
+    static ControllerResult<ApiError> updateFeatures(
+        ConfigurationControlManager configurationControl,
+        Map<String, Short> updates,
+        Map<String, FeatureUpdate.UpgradeType> upgradeTypes,
+        boolean validateOnly,
+        int claimEpoch
+    ) {
+        Method method = find(ConfigurationControlManager.class, "updateFeatures", 3, 4);
+        if (method.getParameterCount() == 3) {
+            return (ControllerResult<ApiError>)
+                invoke(method, configurationControl, updates, upgradeTypes, validateOnly);
+        }
+        return (ControllerResult<ApiError>)
+            invoke(method, configurationControl, updates, upgradeTypes, validateOnly, claimEpoch);
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static Method find(Class<?> type, String name, int minParams, int maxParams) {
+        for (Method method : type.getDeclaredMethods()) {
+            if (method.getName().equals(name) && !method.isSynthetic()
+                    && method.getParameterCount() >= minParams
+                    && method.getParameterCount() <= maxParams) {
+                method.setAccessible(true);
+                return method;
+            }
+        }
+        throw new IllegalStateException("no method " + type.getSimpleName() + "." + name +
+            " with " + minParams + ".." + maxParams + " parameters in this Kafka");
+    }
+
+    private static Method findOptional(Class<?> type, String name, int params) {
+        for (Method method : type.getDeclaredMethods()) {
+            if (method.getName().equals(name) && !method.isSynthetic()
+                    && method.getParameterCount() == params) {
+                method.setAccessible(true);
+                return method;
+            }
+        }
+        return null;
+    }
+
+    private static Object invoke(Method method, Object target, Object... args) {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw rethrow(e.getCause());
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("cannot call " + method, e);
+        }
+    }
+
+    /** Rethrows what a reflected Kafka call threw, unchanged, so error mapping sees it. */
+    static RuntimeException rethrow(Throwable t) {
+        KafkaCompat.<RuntimeException>sneakyThrow(t);
+        return new IllegalStateException("unreachable");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> void sneakyThrow(Throwable t) throws E {
+        throw (E) t;
+    }
+}
