@@ -28,6 +28,9 @@ class Divergence:
     fields: list[tuple[str, Any, Any]]
     #: Kafka's records for the step
     records: list[str]
+    #: the model's action and the state it was taken from
+    action: Any = None
+    pre: Any = None
 
     def report(self) -> list[str]:
         """The divergence as the command prints it: the step, the request, and model against
@@ -107,6 +110,7 @@ class Conformance:
                     pending.append(answer["batches"] - batches)
             elif name == "ControllerFailsOver":
                 committed, pending = request["batches"], []
+                epochs.forget_lost(model, post)
             batches = answer["batches"]
             result.controller_steps += 1
             result.by_action[name] = result.by_action.get(name, 0) + 1
@@ -117,7 +121,7 @@ class Conformance:
             found += differences(model_view(model, post), kafka_view(model, answer["state"], epochs))
             if found:
                 label = model.describe_action(action) if hasattr(model, "describe_action") else str(action)
-                result.divergence = Divergence(number, label, request, found, answer.get("records", []))
+                result.divergence = Divergence(number, label, request, found, answer.get("records", []), action, pre)
                 return result
             pre = post
         return result

@@ -40,8 +40,10 @@ class Report:
     model_steps: int = 0
     #: runs that stopped at a controller step no Kafka release has: (run, step, action, why)
     stopped: list[tuple[str, int, str, str]] = field(default_factory=list)
-    #: the first divergence: (run, Divergence)
+    #: the first divergence no known explanation covers: (run, Divergence)
     divergence: tuple[str, Any] | None = None
+    #: runs that ended at an explained divergence (with --allow-explained): (run, Divergence, name)
+    explained: list[tuple[str, Any, str]] = field(default_factory=list)
     by_action: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
@@ -73,6 +75,10 @@ def register(commands) -> None:
     conform.add_argument("--kafka-classpath", metavar="PATH",
                          help="run the Kafka jars at PATH instead (a directory of jars, such as a Kafka "
                               "distribution's libs/, or a classpath): a contributor's own build")
+    conform.add_argument("--allow-explained", action="store_true",
+                         help="a run that reaches a divergence the model's known differences from Kafka's "
+                              "releases explain (conform/explained.py) ends there and counts; only an "
+                              "unexplained one fails")
     conform.add_argument("--json", metavar="PATH", help="write a JSON summary to PATH")
     conform.set_defaults(run=run_conform)
 
@@ -84,7 +90,7 @@ def load_sources(traces: list[str], configs: list[str], overrides: list[str], wa
     from kraftcheck.traces.replay import ReplayFailed, concrete_run, model_for
     from kraftcheck.traces.trace import load_trace
 
-    from .mapping import MODEL_ONLY
+    from .mapping import MODEL_ONLY, walk_weight
 
     sources: list[Source] = []
     for path in traces:
@@ -101,7 +107,7 @@ def load_sources(traces: list[str], configs: list[str], overrides: list[str], wa
         model = build_model(config)
         _require_kafka_model(model, path)
         for index in range(walks):
-            walk = random_walk(model, seed, index, depth, allowed=lambda a: a[0] not in MODEL_ONLY)
+            walk = random_walk(model, seed, index, depth, allowed=lambda a: a[0] not in MODEL_ONLY, weight=walk_weight)
             sources.append(Source(f"{path} walk {index} (seed {seed})", model, walk.start, list(walk.steps)))
     return sources
 
@@ -117,9 +123,11 @@ def _require_kafka_model(model, where: str) -> None:
         raise BadInput(f"{where}: conform replays the Kafka model's controller steps; this is another model")
 
 
-def conform_all(sources: list[Source], harness) -> Report:
-    """Replay every run; stop at the first divergence."""
+def conform_all(sources: list[Source], harness, allow_explained: bool = False) -> Report:
+    """Replay every run; stop at the first divergence (with ``allow_explained``, the first that
+    no known explanation covers)."""
     from .compare import Conformance
+    from .explained import explain
 
     report = Report(harness.kafka_version)
     started = time.perf_counter()
@@ -136,7 +144,12 @@ def conform_all(sources: list[Source], harness) -> Report:
             step, name, why = result.stopped_at
             report.stopped.append((source.name, step, name, why))
         if result.divergence:
-            report.divergence = (source.name, result.divergence)
+            d = result.divergence
+            known = explain(source.model, d.pre, d.action, d, harness.kafka_version) if allow_explained else None
+            if known is not None:
+                report.explained.append((source.name, d, known.name))
+                continue
+            report.divergence = (source.name, d)
             break
     report.seconds = time.perf_counter() - started
     return report
@@ -164,7 +177,7 @@ def run_conform(args) -> int:
         try:
             with Harness(kafka_version=target if kind == "version" else None,
                          kafka_classpath=target if kind == "classpath" else None) as harness:
-                report = conform_all(sources, harness)
+                report = conform_all(sources, harness, args.allow_explained)
         except HarnessUnavailable as e:
             return _bad(str(e))
         except HarnessFailed as e:
@@ -186,12 +199,26 @@ def _print_report(report: Report) -> None:
         print(f"diverges from {where}: {name}")
         for line in divergence.report():
             print(line)
+        _print_explained(report)
         return
     print(f"conforms: {report.controller_steps:,} controller steps over {report.runs:,} "
           f"trace{'' if report.runs == 1 else 's'} against {where} "
           f"({report.model_steps:,} steps the model's alone, {report.seconds:.1f} s)")
     for name, step, action, why in report.stopped:
         print(f"  {name}: compared up to step {step}, {action}: {why}")
+    _print_explained(report)
+
+
+def _print_explained(report: Report) -> None:
+    from .explained import KNOWN
+
+    counts: dict[str, int] = {}
+    for _, _, name in report.explained:
+        counts[name] = counts.get(name, 0) + 1
+    for entry in KNOWN:
+        if entry.name in counts:
+            n = counts[entry.name]
+            print(f"  {n} run{'' if n == 1 else 's'} ended at an explained divergence, {entry.name}: {entry.why}")
 
 
 def _write_json(path: str, reports: list[Report]) -> None:
@@ -202,6 +229,7 @@ def _write_json(path: str, reports: list[Report]) -> None:
         entry = {"kafkaVersion": r.kafka_version, "runs": r.runs, "controllerSteps": r.controller_steps,
                  "modelSteps": r.model_steps, "byAction": r.by_action, "seconds": round(r.seconds, 3),
                  "stopped": [{"run": n, "step": s, "action": a, "why": w} for n, s, a, w in r.stopped],
+                 "explained": [{"run": n, "step": d.step, "action": d.label, "explanation": e} for n, d, e in r.explained],
                  "verdict": "diverges" if r.divergence else "conforms"}
         if r.divergence:
             name, d = r.divergence

@@ -1,0 +1,280 @@
+"""kraftcheck conform: the model's controller steps against Kafka's released controllers, 4.0.0
+(the release closest to the code the model was read from) and 4.4.0 (the newest served).
+
+Every finding trace gets its verdict from Kafka's code, every mutant's counterexample diverges at
+the mutant's step (or the test says why not), and seeded random walks at every shipped config
+reach more than 10,000 controller steps per version with no divergence left unexplained.
+One JVM per Kafka version serves the whole module.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kraftcheck.checker.bfs import explore
+from kraftcheck.conform.explained import KNOWN
+from kraftcheck.conform.harness import Harness, maven_classpath
+from kraftcheck.conform.run import Source, conform_all, load_sources
+from kraftcheck.model import make_model
+from tests.test_kafka_model import CAUGHT, config
+
+REPO = Path(__file__).resolve().parent.parent
+FINDINGS = REPO / "spec" / "findings"
+VERSIONS = ("4.0.0", "4.4.0")
+CONFIGS = sorted(glob.glob(str(REPO / "spec" / "configs" / "*.toml")))
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def harness(request):
+    with Harness(kafka_version=request.param) as h:
+        yield h
+
+
+def run_trace(harness, name: str, allow_explained: bool = False):
+    sources = load_sources([str(FINDINGS / name)], [], [], 0, 0, 0)
+    return conform_all(sources, harness, allow_explained)
+
+
+# ---------------------------------------------------------------------------------------------
+# Findings, as Kafka's code decides them (spec/README.md, "Findings": each verdict line)
+# ---------------------------------------------------------------------------------------------
+
+#: trace -> controller steps compared (the trace conforms: Kafka's controller does what the
+#: model does, the finding reproduced), or (step, action, the fields that differ) of the
+#: divergence, per Kafka version when they differ.
+REPRODUCED = {
+    "heartbeat_LeaderOnOnlineDir.itf.json": 6,  # finding 1
+    "heartbeat_FencedUntilAssigned.itf.json": 5,  # finding 2
+    "heartbeat_restart_AcknowledgedFailureLeadsNothing.itf.json": 6,  # finding 2, after a restart
+    "heartbeat_restart_LeaderOnOnlineDir.itf.json": 7,  # finding 1, after a restart
+    "oldmetadata_AcknowledgedFailureLeadsNothing.itf.json": 4,  # finding 4
+    "restart_ElectedWhenPossible.itf.json": 8,  # finding 5
+    "induction_assignment_LeaderOnOnlineDir.itf.json": 7,  # finding 6
+    "elr_CleanLeaderFromIsrOrElr.itf.json": 6,  # finding 8
+}
+SHUTDOWN_RECORDS = ["partitions.0.leader", "partitions.0.leaderEpoch", "partitions.0.partitionEpoch"]
+NOT_REPRODUCED = {
+    # finding 3: KAFKA-18106 (4.0.0) takes the new incarnation out of its leaderships
+    "restart_FencedBrokerLeadsNothing.itf.json": (14, "ControllerHandlesRegistrationAfterSessionTimeout", SHUTDOWN_RECORDS),
+    "restart_LeaderOnOnlineDir.itf.json": (14, "ControllerHandlesRegistrationAfterSessionTimeout", SHUTDOWN_RECORDS),
+    # finding 7 (code's reading) goes through finding 3's window
+    "disklost_CommittedRecordsSurvive.itf.json": (19, "ControllerHandlesRegistrationAfterSessionTimeout", SHUTDOWN_RECORDS),
+}
+#: finding 9 is 4.0.0's behaviour; 4.4.0's AssignReplicasToDirs keeps the ELR (apache/kafka#20716)
+FINDING_9 = {"4.0.0": 7, "4.4.0": (21, "ControllerHandlesAssignment", ["partitions.0.elr"])}
+#: traces of the KIP's reading: Kafka's code refuses the re-registration the KIP's reading takes
+KIP_READING = {
+    "disklost_kip_CommittedRecordsSurvive.itf.json": 19,
+    "recovery_RecoveryToolKeepsCommitted.itf.json": 16,
+}
+
+
+def test_every_finding_trace_has_a_verdict():
+    assert set(REPRODUCED) | set(NOT_REPRODUCED) | set(KIP_READING) | {"elr_ElrLeftOnlyForCause.itf.json"} == \
+        {p.name for p in FINDINGS.glob("*.itf.json")}
+
+
+@pytest.mark.parametrize("name", sorted(REPRODUCED))
+def test_finding_reproduced_against_kafka(harness, name):
+    report = run_trace(harness, name)
+    assert report.divergence is None, "\n".join(report.divergence[1].report())
+    assert report.controller_steps == REPRODUCED[name]
+    assert report.stopped == []
+
+
+@pytest.mark.parametrize("name", sorted(NOT_REPRODUCED))
+def test_finding_not_reproduced_against_kafka(harness, name):
+    step, action, fields = NOT_REPRODUCED[name]
+    report = run_trace(harness, name)
+    _, divergence = report.divergence
+    assert (divergence.step, divergence.label.split("(")[0]) == (step, action)
+    assert sorted(f for f, _, _ in divergence.fields) == fields
+    # Kafka's records: the broker out of the partition's leadership before its registration
+    assert divergence.records[0].startswith("PartitionChangeRecord(") and "leader=-1" in divergence.records[0]
+    assert divergence.records[-1].startswith("RegisterBrokerRecord(")
+    assert run_trace(harness, name, allow_explained=True).explained[0][2] == "KAFKA-18106"
+
+
+def test_finding_9_by_version(harness):
+    expected = FINDING_9[harness.kafka_version]
+    report = run_trace(harness, "elr_ElrLeftOnlyForCause.itf.json")
+    if isinstance(expected, int):
+        assert report.divergence is None and report.controller_steps == expected
+    else:
+        _, divergence = report.divergence
+        assert (divergence.step, divergence.label.split("(")[0]) == expected[:2]
+        assert sorted(f for f, _, _ in divergence.fields) == expected[2]
+        assert [(f, m, k) for f, m, k in divergence.fields] == [("partitions.0.elr", [], [1])]
+
+
+@pytest.mark.parametrize("name", sorted(KIP_READING))
+def test_kip_reading_traces_diverge_where_the_code_refuses(harness, name):
+    _, divergence = run_trace(harness, name).divergence
+    assert divergence.step == KIP_READING[name]
+    assert divergence.label.startswith("ControllerHandlesRegistration(")
+    assert ("answer", "accepted", "refused") in divergence.fields
+
+
+# ---------------------------------------------------------------------------------------------
+# Mutants: a bug Kafka does not have diverges at the mutant's step
+# ---------------------------------------------------------------------------------------------
+
+#: mutant -> why its counterexample does not diverge at the mutant's step (all others do)
+NOT_AT_MUTANT_STEP = {
+    "designated_with_leader": "its step is a designated election (KIP-1275), in no Kafka release",
+    "jbod_below_3_7_iv2": "its step is the broker's (BrokerStarts), which Kafka's controller does not run",
+    "keep_source_after_promotion": "its step is the broker's (BrokerReceivesAssignmentResponse)",
+    "no_revert_on_dest_failure": "its step is the broker's (BrokerFailsDir)",
+    "recreate_elsewhere": "its step is the broker's (BrokerConsumesMetadata)",
+    "reserved_uuids": "its step is the format tool's (BrokerStarts); the trace ends before a registration",
+    "no_lost_on_source_failure": "its step is the broker's (BrokerFailsDir); the trace then diverges at step 19, "
+                                 "moves.toml's KIP reading electing on an assignment where Kafka's code does not "
+                                 "(finding 5)",
+    "no_dirs_all_offline": "legacy.toml's broker without directories is refused by Kafka's controller at 3.7-IV2 "
+                           "(step 3, explained: no-directories) before the mutant's step",
+    "replay_ignores_log_dirs": "it changes only the committed image a failover would load, and its trace ends "
+                               "before a failover: every step is also the correct model's",
+    "unfence_before_assigned": "the mutant is Kafka's own behaviour (finding 2): the trace conforms",
+}
+#: 4.0.0 still has KAFKA-19522, which this mutant puts back: the trace conforms there
+KAFKA_19522 = "elect_unacceptable_last_leader"
+
+
+def mutant_run(mutant: str):
+    name, invariant, _ = CAUGHT[mutant]
+    mutated, correct = make_model(dict(config(name), mutant=mutant)), make_model(config(name))
+    trace = next(v for v in explore(mutated, check_deadlock=False).violations if v.name == invariant).trace
+    start, steps = trace[0][1], list(trace[1:])
+    mutant_step, pre = None, start
+    for number, (action, post) in enumerate(steps, 1):
+        if (action, post) not in correct.successors(pre):
+            mutant_step = number
+            break
+        pre = post
+    return Source(mutant, mutated, start, steps), mutant_step
+
+
+@pytest.mark.parametrize("mutant", sorted(CAUGHT))
+def test_mutant_trace_diverges_at_the_mutant_step(harness, mutant):
+    source, mutant_step = mutant_run(mutant)
+    report = conform_all([source], harness, allow_explained=True)
+    divergence = report.divergence[1] if report.divergence else (report.explained[0][1] if report.explained else None)
+    if mutant == KAFKA_19522 and harness.kafka_version == "4.0.0":
+        assert divergence is None and mutant_step == 16
+        return
+    if mutant in NOT_AT_MUTANT_STEP:
+        at = divergence.step if divergence else None
+        assert at != mutant_step or mutant_step is None, NOT_AT_MUTANT_STEP[mutant]
+        expected_at = {"no_lost_on_source_failure": 19, "no_dirs_all_offline": 3}.get(mutant)
+        assert at == expected_at, NOT_AT_MUTANT_STEP[mutant]
+        return
+    assert divergence is not None, f"{mutant}: Kafka's controller did what the mutant does"
+    assert report.explained == []
+    assert divergence.step == mutant_step, "\n".join(divergence.report())
+
+
+# ---------------------------------------------------------------------------------------------
+# Random walks at every shipped config, the code's reading
+# ---------------------------------------------------------------------------------------------
+
+WALKS = 40
+#: the explanations the walks reach, per version (conform/explained.py)
+WALK_EXPLANATIONS = {
+    "4.0.0": {"KAFKA-18106", "fenced-session", "no-directories", "KAFKA-19522"},
+    "4.4.0": {"KAFKA-18106", "fenced-session", "no-directories"},
+}
+
+
+def test_random_walks_conform_under_the_codes_reading(harness):
+    sources = load_sources([], CONFIGS, ["semantics=code"], WALKS, 40, 0)
+    report = conform_all(sources, harness, allow_explained=True)
+    assert report.divergence is None, "\n".join([report.divergence[0]] + report.divergence[1].report())
+    assert report.runs == WALKS * len(CONFIGS)
+    assert report.controller_steps >= 10_000
+    assert {name for _, _, name in report.explained} == WALK_EXPLANATIONS[harness.kafka_version]
+    # every controller action of the code's reading is exercised but the periodic unclean election,
+    # which uncleantopic.toml's walks do not reach at these bounds
+    assert set(report.by_action) >= {
+        "ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerHandlesHeartbeat",
+        "ControllerTimesOutHeartbeat", "ControllerFencesExpiredBroker", "ControllerHandlesAssignment",
+        "ControllerHandlesAlterPartition", "ControllerCreatesPartition", "AdminElectsUncleanLeader",
+        "AdminUpgradesMetadataVersion", "ControllerFailsOver"}
+
+
+def test_every_explanation_names_its_reason():
+    assert len({e.name for e in KNOWN}) == len(KNOWN)
+    assert all(len(e.why) > 60 for e in KNOWN)
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------------------------
+
+def kraftcheck(*args, env=None, cwd=REPO):
+    return subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", *args], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=600)
+
+
+def test_conform_prints_steps_and_traces():
+    done = kraftcheck("conform", str(FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json"),
+                      str(FINDINGS / "oldmetadata_AcknowledgedFailureLeadsNothing.itf.json"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("conforms: 10 controller steps over 2 traces against Kafka 4.0.0's controller "
+                                  "(17 steps the model's alone, ")
+
+
+def test_divergence_is_exit_14_with_the_fields_side_by_side():
+    done = kraftcheck("conform", str(FINDINGS / "restart_FencedBrokerLeadsNothing.itf.json"))
+    assert done.returncode == 14
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"diverges from Kafka 4.0.0's controller: {FINDINGS / 'restart_FencedBrokerLeadsNothing.itf.json'}"
+    assert lines[1] == "step 14: ControllerHandlesRegistrationAfterSessionTimeout(Register(b0, incarnation 2, dirs ['dir-0']))"
+    assert lines[-4:] == ["  field              model  Kafka",
+                          "  p0 leader          0      -1",
+                          "  p0 leaderEpoch     0      1",
+                          "  p0 partitionEpoch  0      1"]
+
+
+def test_missing_java_is_one_line_exit_2(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env = dict(os.environ, PATH=str(bin_dir), KRAFTCHECK_CACHE=str(tmp_path / "cache"))
+    done = kraftcheck("conform", str(FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json"), env=env)
+    assert done.returncode == 2
+    assert done.stderr == "error: Java ('java', 17 or later) is needed to run Kafka's controller, and it is not on PATH\n"
+
+
+def test_bad_kafka_classpath_is_one_line_exit_2(tmp_path):
+    done = kraftcheck("conform", "--kafka-classpath", str(tmp_path / "nowhere"), str(FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json"))
+    assert (done.returncode, done.stderr) == (2, f"error: --kafka-classpath: no such file or directory: {tmp_path / 'nowhere'}\n")
+    (tmp_path / "empty.jar").write_bytes(b"")
+    done = kraftcheck("conform", "--kafka-classpath", str(tmp_path), str(FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json"))
+    assert (done.returncode, done.stderr) == (2, f"error: --kafka-classpath: no kafka-metadata jar (Kafka's controller) in {tmp_path}\n")
+
+
+def test_no_runs_is_one_line_exit_2():
+    done = kraftcheck("conform")
+    assert (done.returncode, done.stderr) == (
+        2, "error: conform needs TRACE files or --config CONFIG.toml (see 'kraftcheck conform --help')\n")
+
+
+def test_a_contributors_kafka_by_path(tmp_path):
+    """A released version's jars given by path, as a contributor's build would be: the same verdicts."""
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    for jar in maven_classpath("4.4.0"):
+        shutil.copy(jar, libs)
+    done = kraftcheck("conform", "--kafka-classpath", str(libs), str(FINDINGS / "elr_ElrLeftOnlyForCause.itf.json"),
+                      env=dict(os.environ, KRAFTCHECK_CACHE=str(tmp_path / "cache")))
+    assert done.returncode == 14
+    assert done.stdout.splitlines()[:2] == [
+        f"diverges from Kafka 4.4.0's controller: {FINDINGS / 'elr_ElrLeftOnlyForCause.itf.json'}",
+        "step 21: ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 2, p0 -> dir-2))"]
