@@ -73,6 +73,11 @@ def _last_known_leader_unacceptable(model, pre, action, divergence) -> bool:
             and all(k.startswith("partitions:") and k.split(":")[1] in PARTITION_FIELDS for k in kinds))
 
 
+def _assignment_keeps_elr(model, pre, action, divergence) -> bool:
+    return (action[0] == "ControllerHandlesAssignment" and model.settings.elr
+            and _kinds(divergence.fields) == {"partitions:elr"})
+
+
 KNOWN = (
     Explanation(
         "KAFKA-18106", "a new incarnation's registration writes handleBrokerShutdown's records (the broker out "
@@ -95,6 +100,10 @@ KNOWN = (
         "is acceptable (canElectLastKnownLeader only logs); fixed in later releases, which the model follows "
         "(its mutant elect_unacceptable_last_leader is 4.0.0's behaviour)",
         ((4, 0), (4, 0)), _last_known_leader_unacceptable),
+    Explanation(
+        "finding-9-fixed", "AssignReplicasToDirs keeps the ELR since Kafka 4.3.0 (apache/kafka#20716: its "
+        "PartitionChangeBuilder has ELR as every other one); the code read cleared it (finding 9)",
+        ((4, 3), (4, 99)), _assignment_keeps_elr),
 )
 
 

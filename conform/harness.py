@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -166,14 +167,13 @@ class Harness:
             self._stderr_tail.append(line.rstrip())
 
     def _read(self, timeout: float) -> dict:
-        line_box: list[str] = []
-        reader = threading.Thread(target=lambda: line_box.append(self.process.stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(timeout)
-        if not line_box:
+        # One answer per request, so nothing is ever buffered beyond the line awaited: waiting on
+        # the pipe itself is enough.
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        if not ready:
             self.close()
             raise HarnessFailed(f"the harness did not answer within {timeout:.0f} s")
-        line = line_box[0]
+        line = self.process.stdout.readline()
         if not line:
             code = self.process.wait(timeout=10)
             tail = "; ".join(list(self._stderr_tail)[-3:])

@@ -83,8 +83,11 @@ def register(commands) -> None:
     conform.set_defaults(run=run_conform)
 
 
-def load_sources(traces: list[str], configs: list[str], overrides: list[str], walks: int, depth: int, seed: int):
-    """Every run to replay, read and built before the first JVM starts (bad input fails early)."""
+def load_sources(traces: list[str], configs: list[str], overrides: list[str], walks: int, depth: int, seed: int,
+                 follow: str | None = None):
+    """Every run to replay: each trace's run of its own model, and the walks at each config.
+    ``follow``: a Kafka release whose rules the walks' model follows (``kafka_version``, over
+    the config's own) where the config reads the code and ``--set`` names no version."""
     from kraftcheck.checker.config import build_model, load_config
     from kraftcheck.checker.walk import random_walk
     from kraftcheck.traces.replay import ReplayFailed, concrete_run, model_for
@@ -104,6 +107,9 @@ def load_sources(traces: list[str], configs: list[str], overrides: list[str], wa
         sources.append(Source(path, model, start, steps))
     for path in configs:
         config = load_config(path, None, overrides)
+        named = any(item.split("=", 1)[0].strip() == "kafka_version" for item in overrides)
+        if follow and config.settings.get("semantics", "code") == "code" and not named:
+            config.settings["kafka_version"] = follow
         model = build_model(config)
         _require_kafka_model(model, path)
         for index in range(walks):
@@ -177,6 +183,10 @@ def run_conform(args) -> int:
         try:
             with Harness(kafka_version=target if kind == "version" else None,
                          kafka_classpath=target if kind == "classpath" else None) as harness:
+                follow = release_of(harness.kafka_version)
+                if args.configs and follow:  # the walks follow the rules of the release they meet
+                    sources = load_sources(args.traces, args.configs, args.overrides, args.walks, args.depth, args.seed,
+                                           follow)
                 report = conform_all(sources, harness, args.allow_explained)
         except HarnessUnavailable as e:
             return _bad(str(e))
@@ -190,6 +200,15 @@ def run_conform(args) -> int:
     if args.json:
         _write_json(args.json, reports)
     return code
+
+
+def release_of(version: str) -> str | None:
+    """A Kafka version as the model's ``kafka_version`` takes it: X.Y.Z of a release it knows,
+    else None (a snapshot build: its rules are the newest release's of its line, if any)."""
+    from kraftcheck.model.config import KAFKA_RELEASE
+
+    core = version.split("-")[0]
+    return core if KAFKA_RELEASE.fullmatch(core) else None
 
 
 def _print_report(report: Report) -> None:

@@ -20,6 +20,12 @@ TOOL_EPOCHS = ("current", "last_written")
 #: epoch on an ISR shrink, KAFKA-15021), below IBP_3_7_IV2 (no directory assignment), and
 #: IBP_3_7_IV2 (KIP-858 in force).
 METADATA_VERSIONS = ("3.5-IV2", "3.6-IV2", "3.7-IV2")
+#: The controller code the model follows by default: apache/kafka trunk at commit 1eb7644349c
+#: (October 2024), which the model was read from.  A release X.Y.Z from 4.0.0 to 4.4.0 instead
+#: makes the model follow the rules that release changed (``KafkaRules``), each checked against
+#: that release's controller by ``kraftcheck conform`` (tests/test_conform.py).
+KAFKA_CODE_READ = "1eb7644"
+KAFKA_RELEASE = re.compile(r"4\.([0-4])\.([0-9]{1,2})")
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,16 @@ class Settings:
     #: partition up, and the controller refuses it (FENCED_LEADER_EPOCH) once that epoch has moved
     #: on: not in KIP-1275, the fix finding 10 proposes
     tool_epoch_check: bool = False
+    #: the Kafka controller the model follows (semantics "code"): "1eb7644", the code it was read
+    #: from (the default), or a release from "4.0.0" to "4.4.0"
+    kafka_version: str = KAFKA_CODE_READ
     mutant: str = "none"
+
+    @property
+    def kafka_release(self) -> tuple[int, int, int] | None:
+        """(4, minor, patch) of the release followed; None for the code read."""
+        match = KAFKA_RELEASE.fullmatch(self.kafka_version)
+        return (4, int(match.group(1)), int(match.group(2))) if match else None
 
 
 KNOWN = tuple(f.name for f in fields(Settings))
@@ -114,7 +129,7 @@ def parse_settings(config: dict | None) -> Settings:
             value = _as_bool(key, value)
         elif isinstance(default, int):
             value = _as_int(key, value)
-        elif key in ("semantics", "metadata_version", "unclean_election", "tool_epoch"):
+        elif key in ("semantics", "metadata_version", "unclean_election", "tool_epoch", "kafka_version"):
             value = str(value)
         else:
             value = "none" if value in (None, "", False) else str(value)
@@ -191,5 +206,9 @@ def _validate(s: Settings) -> None:
          f"model setting 'tool_epoch' must be one of {', '.join(TOOL_EPOCHS)}, not {r(s.tool_epoch)}")
     need(s.unclean_election in UNCLEAN_ELECTIONS,
          f"model setting 'unclean_election' must be one of {', '.join(UNCLEAN_ELECTIONS)}, not {r(s.unclean_election)}")
+    need(s.kafka_version == KAFKA_CODE_READ or KAFKA_RELEASE.fullmatch(s.kafka_version),
+         f"model setting 'kafka_version' must be {KAFKA_CODE_READ} or a release from 4.0.0 to 4.4.0, not {r(s.kafka_version)}")
+    need(s.kafka_version == KAFKA_CODE_READ or s.semantics == "code",
+         "model setting 'kafka_version' needs semantics = \"code\": a release's rules are its code's")
     if s.mutant != "none" and s.mutant not in MUTANTS:
         raise ValueError(f"unknown mutant {r(s.mutant)} (known: {', '.join(MUTANTS)})")

@@ -8,7 +8,7 @@ from .state import (
     ELR, FENCED, LAST_KNOWN_ELR, LEADER_EPOCH, RECOVERING, NO_LEADER_CHANGE, PARTITION_EPOCH,
     HEARTBEAT_RESPONSE, ISR, LEADER, MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_CHANGE, PARTITION_RECORD, UNCOMMITTED,
-    REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, bag_add,
+    REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, SESSION, bag_add,
     bag_remove, except_at,
 )
 from .uuids import LOST, UNASSIGNED, is_online, is_reserved
@@ -66,7 +66,7 @@ class ControllerHandlers:
         one stale broker per event): hasValidSession is false, so the registration goes through
         (semantics "code" only; under "kip" a new incarnation is always accepted)."""
         _, b, incarnation_id, _ = m
-        if not self.code or not self.registered(s, b) or s[FENCED][b] or self.alive(s, b):
+        if not self.code or not self.registered(s, b) or not self.has_session(s, b) or self.alive(s, b):
             return None
         if incarnation_id == s[REGISTERED_INCARNATION][b]:
             return None
@@ -89,7 +89,7 @@ class ControllerHandlers:
             return self._with(n, network=bag_add(n[NETWORK], answer(0)))
 
         same = self.registered(s, b) and s[REGISTERED_INCARNATION][b] == incarnation_id
-        valid_session = self.registered(s, b) and not s[FENCED][b] and (self.alive(s, b) or not session_expired)
+        valid_session = self.registered(s, b) and self.has_session(s, b) and (self.alive(s, b) or not session_expired)
         if valid_session and not same:
             return refuse()  # DuplicateBrokerRegistrationException
         if self.assignment_supported(s) and not self.registration_valid(s, b, dirs):
@@ -104,20 +104,40 @@ class ControllerHandlers:
             epoch, fenced = s[BROKER_EPOCH][b] + 1, True
         record = self._register_broker_record(s, b, incarnation_id, epoch, fenced, dirs)
         shutdown = [] if same else self._unclean_shutdown_records(n, b)
+        if not same and self.rules.sessions_by_epoch:
+            n = self._with(n, session=except_at(n[SESSION], b, False))  # the new epoch has no session yet
         return self.write(n, shutdown + [record], answer(epoch))
 
     def _unclean_shutdown_records(self, view, b):
-        """handleBrokerUncleanShutdown, for a new incarnation (with ELR only): the broker out of
-        the ISR, then out of the ELR, of every partition it is in, and not acceptable as leader;
-        each record from the image."""
-        if not self.settings.elr or self.mutant == "unclean_reregistration_keeps_epochs":
+        """handleBrokerShutdown for a new incarnation (an unclean shutdown: the model's restarts
+        are crashes).  With ELR (handleBrokerUncleanShutdown): the broker out of the ISR, then out
+        of the ELR, of every partition it is in, and not acceptable as leader.  Without ELR: the
+        code read wrote nothing (finding 3); since 4.0.0 (KAFKA-18106) the broker leaves ISRs and
+        leaderships as when fenced.  Each record from the image."""
+        if self.mutant == "unclean_reregistration_keeps_epochs":
             return []
+        if not self.settings.elr:
+            return self._out_of_isrs_records(view, b) if self.rules.shutdown_records_without_elr else []
         records = []
         for members in (ISR, ELR):
             for p, part in enumerate(view[PARTITION]):
                 if part is not None and b in part[members]:
                     records.append(self.partition_change_record(view, p, unclean_shutdown=b))
         return [r for r in records if r is not None]
+
+    def has_session(self, s, b) -> bool:
+        """Does the registered incarnation have a heartbeat session (BrokerHeartbeatManager
+        .hasValidSession, timing apart)?  The code read: while it is unfenced.  Since 4.0.0
+        (BrokerHeartbeatTracker): once its epoch has heartbeated, fenced or not, until that
+        session expires or a new incarnation registers."""
+        return s[SESSION][b] if self.rules.sessions_by_epoch else not s[FENCED][b]
+
+    def _heard_from(self, s, b, epoch):
+        """QuorumController.trackBrokerHeartbeat, before the heartbeat is handled: a heartbeat of
+        the registered epoch gives it a session (with the releases' sessions by epoch)."""
+        if not self.rules.sessions_by_epoch or not self.epoch_is_current(s, b, epoch) or s[SESSION][b]:
+            return s
+        return self._with(s, session=except_at(s[SESSION], b, True))
 
     def epoch_is_current(self, s, b, epoch) -> bool:
         return self.registered(s, b) and s[BROKER_EPOCH][b] == epoch
@@ -141,7 +161,7 @@ class ControllerHandlers:
         apply_offline = current or (self.mutant == "stale_offline_dirs" and self.registered(s, b))
         if not apply_offline:
             return self._with(s, network=net)  # STALE_BROKER_EPOCH: nothing written
-        n = self._with(s, network=net)
+        n = self._heard_from(self._with(s, network=net), b, epoch)
         # Below 3.7-IV2 the controller does not look at the offline directories at all.
         offline_here = offline if self.assignment_supported(s) else ()
         # The response acknowledges the offline directories the heartbeat carried.
@@ -161,7 +181,7 @@ class ControllerHandlers:
         timeout error instead of a response (it sends the next heartbeat as usual)."""
         if not self.code:
             return None
-        return self._with(s, network=bag_remove(s[NETWORK], m))
+        return self._heard_from(self._with(s, network=bag_remove(s[NETWORK], m)), b=m[1], epoch=m[2])
 
     def _unfence_records(self, view, b):
         """handleBrokerUnfenced, for a fenced sender: the registration change, then an election
@@ -237,12 +257,13 @@ class ControllerHandlers:
         """maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down
         or was replaced): fence it and move its leaderships and ISR memberships away (under
         semantics "code" as handleBrokerFenced's records, computed from the image)."""
-        if not self.registered(s, b) or s[FENCED][b]:
+        if not self.registered(s, b) or not self.has_session(s, b):
             return None
         if self.alive(s, b):
             return None  # its session is alive
         if self.code:
-            return self.write(s, self._fence_records(s, b))
+            n = self._with(s, session=except_at(s[SESSION], b, False)) if self.rules.sessions_by_epoch else s
+            return self.write(n, self._fence_records(s, b))
         n = self._with(s, fenced=except_at(s[FENCED], b, True))
         if self.mutant == "fenced_leader_kept":
             return n
@@ -254,13 +275,17 @@ class ControllerHandlers:
 
     def _fence_records(self, view, b):
         """handleBrokerFenced against the image ``view``: the broker out of each partition it is
-        in the ISR of (brokerToRemove), then the BrokerRegistrationChangeRecord that fences it."""
-        records = []
-        if self.mutant != "fenced_leader_kept":
-            for p, part in enumerate(view[PARTITION]):
-                if part is not None and b in part[ISR]:
-                    records.append(self.partition_change_record(view, p, remove=b))
-        return [r for r in records if r is not None] + [(REGISTRATION_CHANGE, b, True, None)]
+        in the ISR of (brokerToRemove), then the BrokerRegistrationChangeRecord that fences it
+        (written also for a broker fenced already, whose session the releases let expire)."""
+        records = [] if self.mutant == "fenced_leader_kept" else self._out_of_isrs_records(view, b)
+        return records + [(REGISTRATION_CHANGE, b, True, None)]
+
+    def _out_of_isrs_records(self, view, b):
+        """generateLeaderAndIsrUpdates with ``b`` to remove, for every partition with ``b`` in its
+        ISR: ``b`` out of the ISR (not the last member without ELR) and not acceptable as leader."""
+        records = [self.partition_change_record(view, p, remove=b)
+                   for p, part in enumerate(view[PARTITION]) if part is not None and b in part[ISR]]
+        return [r for r in records if r is not None]
 
     def ControllerHandlesAssignment(self, s, m):
         """AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and
@@ -286,8 +311,9 @@ class ControllerHandlers:
         online = self._controller_thinks_online(n, b, directory)
         if self.code:
             # handleAssignReplicasToDirs' builder: neither ELR nor the topic's unclean election set
-            records = [self.partition_change_record(n, p, new_dirs=dirs, acceptor_dirs=part[DIRS],
-                                                    election="online", elr_enabled=False)]
+            # (with ELR off before apache/kafka#20716, 4.3.0: finding 9)
+            records = [self.partition_change_record(n, p, new_dirs=dirs, acceptor_dirs=part[DIRS], election="online",
+                                                    elr_enabled=None if self.rules.assignment_keeps_elr else False)]
             if not online:
                 records.append(self.partition_change_record(n, p, remove=b))
             return self.write(n, records, (ASSIGN_RESPONSE, b, epoch, p, directory, True))
@@ -460,4 +486,9 @@ class ControllerHandlers:
         records = tuple(record for batch, _ in s[UNCOMMITTED][:kept] for record in batch)
         image = self.rebuilt_image(s, s[COMMITTED_IMAGE], records)
         n = self.with_controller_image(s, image)
+        if self.rules.sessions_by_epoch:
+            # ClusterControlManager.activate: a session for every registered broker (4.0.x), or
+            # every unfenced one (4.1.0 and later)
+            n = self._with(n, session=tuple(self.registered(n, b) and (self.rules.failover_sessions_for_fenced or not n[FENCED][b])
+                                             for b in self.brokers))
         return self._with(n, committedImage=image, uncommitted=(), failoversDone=s[FAILOVERS_DONE] + 1)

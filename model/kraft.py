@@ -23,9 +23,10 @@ from .operators import Operators
 from .picture import picture
 from .tool import RecoveryToolActions
 from .records import Records, record_label
+from .rules import KafkaRules
 from .sequence import sequence
 from .state import (
-    RUNNING_TOOL, TOOL, TOOL_OUTCOME_NAMES, ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
+    RUNNING_TOOL, SESSION, TOOL, TOOL_OUTCOME_NAMES, ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
     FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
@@ -54,6 +55,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         # config's transitions (``locality`` in checker/protocol.py).
         self.locality = (INCARNATION, DIR_STATE, LOGS, BROKER_EPOCH, ONLINE_DIRS, REGISTERED_INCARNATION, METADATA_VERSION)
         self.code = st.semantics == "code"
+        self.rules = KafkaRules.of(st.kafka_release)
         self.invariants = {
             "LeaderOnOnlineDir": self.LeaderOnOnlineDir,
             "FencedBrokerLeadsNothing": self.FencedBrokerLeadsNothing,
@@ -131,6 +133,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             (),
             0,
             (),
+            (),
         )
         if self.data_plane:
             # every replica's log empty; no leader has heard from a follower yet
@@ -147,6 +150,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if self.metadata_log:
             # the log starts empty: the committed image is the initial controller state
             state = self._with(state, committedImage=self.controller_image(state))
+        if self.rules.sessions_by_epoch:
+            # no broker has heartbeated yet
+            state = self._with(state, session=(False,) * nb)
         if st.broker_lag:
             # every broker has loaded the empty metadata log
             state = self._with(state, brokerImage=(self.controller_image(state),) * nb)
@@ -316,6 +322,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                 "requests": s[TOOL][2],
                 "takenUp": list(s[TOOL][3]),
             } if s[TOOL] else {},
+            # only when a release's heartbeat sessions are modeled: traces of the code read lack it
+            **({"session": list(s[SESSION])} if s[SESSION] else {}),
         }
 
     def describe_controller(self, image) -> dict:

@@ -76,7 +76,8 @@ class Records:
         else:
             new_leader = next((r for r in replicas if valid(r)), NO_LEADER)
             if (new_leader == NO_LEADER and elr_on and not target_elr and not target_isr and len(known) == 1
-                    and (acceptable(known[0]) or self.mutant == "elect_unacceptable_last_leader")):
+                    and (acceptable(known[0]) or self.mutant == "elect_unacceptable_last_leader"
+                         or self.rules.last_known_leader_unchecked)):
                 new_leader, unclean = known[0], True  # canElectLastKnownLeader (KAFKA-19522 fixed)
             elif new_leader == NO_LEADER and election == "unclean":
                 new_leader = next((r for r in replicas if acceptable(r)), NO_LEADER)
@@ -101,7 +102,12 @@ class Records:
             # needs a new leader epoch whenever the ISR shrinks (KAFKA-15021)
             record_leader = leader
         record_known = None  # maybeUpdateLastKnownLeader
-        if elr_on and record_isr == () and not (len(known) == 1 and known[0] == leader):
+        if elr_on and self.rules.last_known_leader_when_leaderless:
+            if record_leader == NO_LEADER and not known:
+                record_known = (leader,)
+            elif record_leader >= 0 and known:
+                record_known = ()
+        elif elr_on and record_isr == () and not (len(known) == 1 and known[0] == leader):
             record_known = (leader,)
         elif elr_on and (record_leader >= 0 or (leader != NO_LEADER and record_leader != NO_LEADER)) and known:
             record_known = ()

@@ -52,6 +52,9 @@ VARIABLES = (
     "tool",  # <<answers: partition -> broker -> <<leaderEpoch, logEndOffset>> or () (none yet),
     # outcome: partition -> RUNNING_TOOL | ELECTED_BY_TOOL | FOUND_ONLINE, requests sent so far,
     # takenUp: partition -> the leader epoch it had offline when the tool took it up, or -1>>
+    # The controller's heartbeat sessions, when a Kafka release's are modeled (else () throughout):
+    "session",  # controller: broker -> does its registered epoch have a heartbeat session
+    # (BrokerHeartbeatTracker's entry: made by a heartbeat, dropped when it expires and by a new incarnation)
 )
 (
     STATUS,
@@ -83,6 +86,7 @@ VARIABLES = (
     ACKED,
     PRODUCED,
     TOOL,
+    SESSION,
 ) = range(len(VARIABLES))
 # The recovery tool's outcome for a partition: still trying, elected a leader, or found the
 # partition online again (reported instead of an election).

@@ -185,20 +185,24 @@ def test_mutant_trace_diverges_at_the_mutant_step(harness, mutant):
 # ---------------------------------------------------------------------------------------------
 
 WALKS = 40
-#: the explanations the walks reach, per version (conform/explained.py)
-WALK_EXPLANATIONS = {
-    "4.0.0": {"KAFKA-18106", "fenced-session", "no-directories", "KAFKA-19522"},
-    "4.4.0": {"KAFKA-18106", "fenced-session", "no-directories"},
-}
 
 
-def test_random_walks_conform_under_the_codes_reading(harness):
-    sources = load_sources([], CONFIGS, ["semantics=code"], WALKS, 40, 0)
+@pytest.mark.parametrize("follow", [True, False], ids=["release-rules", "code-read"])
+def test_random_walks_conform_under_the_codes_reading(harness, follow):
+    """Walks whose model follows the release's rules (kafka_version) conform but for the model's
+    legacy brokers, which no release lets register; walks of the code read reach exactly the
+    rules the releases changed (conform/explained.py)."""
+    version = harness.kafka_version
+    overrides = ["semantics=code"] if follow else ["semantics=code", "kafka_version=1eb7644"]
+    sources = load_sources([], CONFIGS, overrides, WALKS, 40, 0, follow=version if follow else None)
     report = conform_all(sources, harness, allow_explained=True)
     assert report.divergence is None, "\n".join([report.divergence[0]] + report.divergence[1].report())
     assert report.runs == WALKS * len(CONFIGS)
     assert report.controller_steps >= 10_000
-    assert {name for _, _, name in report.explained} == WALK_EXPLANATIONS[harness.kafka_version]
+    expected = {"no-directories"} if follow else {
+        "4.0.0": {"KAFKA-18106", "fenced-session", "no-directories", "KAFKA-19522"},
+        "4.4.0": {"KAFKA-18106", "fenced-session", "no-directories"}}[version]
+    assert {name for _, _, name in report.explained} == expected
     # every controller action of the code's reading is exercised but the periodic unclean election,
     # which uncleantopic.toml's walks do not reach at these bounds
     assert set(report.by_action) >= {
@@ -206,6 +210,35 @@ def test_random_walks_conform_under_the_codes_reading(harness):
         "ControllerTimesOutHeartbeat", "ControllerFencesExpiredBroker", "ControllerHandlesAssignment",
         "ControllerHandlesAlterPartition", "ControllerCreatesPartition", "AdminElectsUncleanLeader",
         "AdminUpgradesMetadataVersion", "ControllerFailsOver"}
+
+
+#: config -> its violations (name: trace length) under a release's rules, the search stopping at
+#: the first (or going on: disklost44.toml's ``continue``); every one a run whose controller steps
+#: the release's own controller takes the same way
+RELEASE_VIOLATIONS = {
+    ("heartbeat", "4.0.0"): {"FencedUntilAssigned": 12},
+    ("oldmetadata", "4.0.0"): {"AcknowledgedFailureLeadsNothing": 13},
+    ("elr40", "4.0.0"): {"LeaderOnOnlineDir": 17, "FencedBrokerLeadsNothing": 17, "IsrOnOnlineDirs": 17},
+    ("disklost44", "4.4.0"): {"IsrOnOnlineDirs": 24, "ElectedWhenPossible": 22, "CommittedRecordsSurvive": 27,
+                              "IsrHoldsCommittedRecords": 22},
+    ("elr", "4.4.0"): {"CleanLeaderFromIsrOrElr": 19},
+    ("failoverjbod", "4.4.0"): {"FencedUntilAssigned": 17},
+}
+
+
+@pytest.mark.parametrize("name,version", sorted(RELEASE_VIOLATIONS))
+def test_violations_under_a_releases_rules_conform_to_that_release(name, version):
+    from tests.test_kafka_releases import run
+
+    model = make_model(dict(config(name), kafka_version=version))
+    result = run(name) if name == "disklost44" else run(name, keep_going=False, kafka_version=version)
+    assert {v.name: len(v.trace) for v in result.violations} == RELEASE_VIOLATIONS[(name, version)]
+    with Harness(kafka_version=version) as harness:
+        for violation in result.violations:
+            source = Source(f"{name} {violation.name}", model, violation.trace[0][1], list(violation.trace[1:]))
+            report = conform_all([source], harness)
+            assert report.divergence is None, "\n".join(report.divergence[1].report())
+            assert report.controller_steps > 0 and report.stopped == []
 
 
 def test_every_explanation_names_its_reason():

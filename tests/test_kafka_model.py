@@ -172,9 +172,10 @@ def test_every_config_has_a_recorded_count():
     # figures; failoverjbod shows findings 1 and 2 through the log: tests/test_kafka_failover.py;
     # disklost, finding 7, and elr, findings 8 and 9: tests/test_kafka_findings.py; uncleantopic
     # (findings 3, 5 and 7 with unclean elections): tests/test_kafka_unclean.py; recovery, finding
-    # 10: tests/test_kafka_recovery.py
+    # 10: tests/test_kafka_recovery.py; disklost44 and elr40, Kafka releases' rules:
+    # tests/test_kafka_releases.py
     assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
-                          "uncleantopic", "recovery"} == set(CONFIGS)
+                          "uncleantopic", "recovery", "disklost44", "elr40"} == set(CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTS))
