@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -80,16 +81,21 @@ def maven_classpath(version: str) -> list[str]:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         out = Path(scratch) / "classpath.txt"
-        command = [mvn, "-B", "-q", "-f", str(harness_dir() / "pom.xml"), f"-Dkafka.version={version}",
+        command = [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(harness_dir() / "pom.xml"), f"-Dkafka.version={version}",
                    "dependency:build-classpath", f"-Dmdep.outputFile={out}"]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S, cwd=scratch)
         except subprocess.TimeoutExpired:
             raise HarnessUnavailable(f"Maven did not resolve Kafka {version}'s jars within {MAVEN_TIMEOUT_S} s") from None
         if done.returncode != 0 or not out.is_file():
-            said = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line]
-            reason = said[0].strip() if said else f"exit {done.returncode}"
-            raise HarnessUnavailable(f"Maven could not resolve Kafka {version}'s jars: {reason[:300]}")
+            said = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
+            missing = re.search(r"could not be resolved: ([\w.:-]+)", said)
+            if missing:
+                raise HarnessUnavailable(f"Maven could not resolve Kafka {version}'s jars ({missing.group(1)} and "
+                                         "others): no such release, or Maven Central out of reach")
+            errors = [line.strip() for line in said.splitlines() if "ERROR" in line]
+            raise HarnessUnavailable(f"Maven could not resolve Kafka {version}'s jars: "
+                                     f"{(errors[0] if errors else f'exit {done.returncode}')[:300]}")
         text = out.read_text().strip()
         os.replace(out, target)
     return text.split(os.pathsep)

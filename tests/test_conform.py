@@ -10,6 +10,7 @@ One JVM per Kafka version serves the whole module.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -330,3 +331,35 @@ def test_a_contributors_kafka_by_path(tmp_path):
     assert done.stdout.splitlines()[:2] == [
         f"diverges from Kafka 4.4.0's controller: {FINDINGS / 'elr_ElrLeftOnlyForCause.itf.json'}",
         "step 21: ControllerHandlesAssignment(AssignReplicasToDirs(b0, epoch 2, p0 -> dir-2))"]
+
+
+def test_an_unreleased_kafka_version_is_one_line_exit_2(tmp_path):
+    done = kraftcheck("conform", "--kafka-version", "9.9.9", str(FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json"),
+                      env=dict(os.environ, KRAFTCHECK_CACHE=str(tmp_path / "cache")))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("error: Maven could not resolve Kafka 9.9.9's jars (org.apache.kafka:kafka-metadata:jar:9.9.9 "
+                           "and others): no such release, or Maven Central out of reach\n")
+
+
+def test_classpath_and_version_exclude_each_other(tmp_path):
+    done = kraftcheck("conform", "--kafka-version", "4.0.0", "--kafka-classpath", str(tmp_path),
+                      str(FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json"))
+    assert (done.returncode, done.stderr) == (
+        2, "error: --kafka-classpath and --kafka-version exclude each other: the classpath is the Kafka to run\n")
+
+
+def test_walks_report_the_explained_divergences_and_a_json_summary(tmp_path):
+    summary = tmp_path / "conform.json"
+    done = kraftcheck("conform", "--config", "spec/configs/legacy.toml", "--walks", "3", "--allow-explained",
+                      "--json", str(summary))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("conforms: ") and " over 3 traces against Kafka 4.0.0's controller " in lines[0]
+    assert lines[1].startswith("  3 runs ended at an explained divergence, no-directories: Kafka's controller refuses")
+    [entry] = json.loads(summary.read_text())["conform"]
+    assert (entry["kafkaVersion"], entry["runs"], entry["verdict"]) == ("4.0.0", 3, "conforms")
+    assert [e["explanation"] for e in entry["explained"]] == ["no-directories"] * 3
+    assert [(e["step"], e["action"]) for e in entry["explained"]] == [
+        (4, "ControllerHandlesRegistration(Register(b0, incarnation 1, dirs []))"),
+        (4, "ControllerHandlesRegistration(Register(b0, incarnation 1, dirs []))"),
+        (7, "ControllerHandlesRegistration(Register(b0, incarnation 1, dirs []))")]

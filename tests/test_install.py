@@ -32,3 +32,7 @@ def test_the_wheel_builds_without_warnings_and_holds_the_data(tmp_path):
     assert configs and findings
     assert configs | findings | {"kraftcheck/spec/KRaftJBOD.tla", "kraftcheck/spec/README.md",
                                  "kraftcheck/spec/ci.cfg"} <= names
+    # the Java harness, compiled where conform runs
+    java = {f"kraftcheck/harness/src/main/java/org/apache/kafka/controller/{path.name}"
+            for path in (REPO / "harness" / "src" / "main" / "java" / "org" / "apache" / "kafka" / "controller").glob("*.java")}
+    assert len(java) == 6 and java | {"kraftcheck/harness/pom.xml"} <= names
