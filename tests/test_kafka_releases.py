@@ -105,3 +105,17 @@ def test_sessions_of_fenced_brokers_on_failover():
     r400, r410 = run("failover", kafka_version="4.0.0"), run("failover", kafka_version="4.1.0")
     assert (r400.verdict, r400.distinct_states) == ("ok", 71509)
     assert (r410.verdict, r410.distinct_states) == ("ok", 52444)
+
+
+def test_disklost44_does_not_need_the_session_timeout_window():
+    """Finding 7 under 4.4.0's rules needs no registration between a session's expiry and the
+    controller's deferred fencing (QuorumController's maybeFenceStaleBroker, every session
+    timeout / 8): fenced first, the broker re-registers and is elected the same way, one step on."""
+    model = make_model(config("disklost44"))
+    model.ControllerHandlesRegistrationAfterSessionTimeout = lambda s, m: None
+    result = explore(model, check_deadlock=False, stop_on_violation=False)
+    assert violations(result) == {"IsrOnOnlineDirs": 24, "ElectedWhenPossible": 23, "CommittedRecordsSurvive": 28,
+                                  "IsrHoldsCommittedRecords": 23}
+    trace = next(v for v in result.violations if v.name == "CommittedRecordsSurvive").trace
+    assert [a[0] for a, _ in trace[1:] if a[0].startswith("Controller")][4:6] == [
+        "ControllerFencesExpiredBroker", "ControllerHandlesRegistration"]
