@@ -203,12 +203,12 @@ def run_conform(args) -> int:
 
 
 def release_of(version: str) -> str | None:
-    """A Kafka version as the model's ``kafka_version`` takes it: X.Y.Z of a release it knows,
-    else None (a snapshot build: its rules are the newest release's of its line, if any)."""
-    from kraftcheck.model.config import KAFKA_RELEASE
+    """A Kafka version as the model's ``kafka_version`` takes it: a release whose rules the model
+    knows, else None (a contributor's snapshot build: the walks follow the code the model was
+    read from, and what the branch changed shows as divergences)."""
+    from kraftcheck.model.config import KAFKA_RELEASES
 
-    core = version.split("-")[0]
-    return core if KAFKA_RELEASE.fullmatch(core) else None
+    return version if version in KAFKA_RELEASES else None
 
 
 def _print_report(report: Report) -> None:

@@ -25,7 +25,8 @@ METADATA_VERSIONS = ("3.5-IV2", "3.6-IV2", "3.7-IV2")
 #: makes the model follow the rules that release changed (``KafkaRules``), each checked against
 #: that release's controller by ``kraftcheck conform`` (tests/test_conform.py).
 KAFKA_CODE_READ = "1eb7644"
-KAFKA_RELEASE = re.compile(r"4\.([0-4])\.([0-9]{1,2})")
+#: The releases whose rules the model knows: every one Maven Central serves here, 4.0.0 to 4.4.0.
+KAFKA_RELEASES = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2", "4.3.0", "4.3.1", "4.4.0")
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,10 @@ class Settings:
     @property
     def kafka_release(self) -> tuple[int, int, int] | None:
         """(4, minor, patch) of the release followed; None for the code read."""
-        match = KAFKA_RELEASE.fullmatch(self.kafka_version)
-        return (4, int(match.group(1)), int(match.group(2))) if match else None
+        if self.kafka_version not in KAFKA_RELEASES:
+            return None
+        major, minor, patch = (int(x) for x in self.kafka_version.split("."))
+        return major, minor, patch
 
 
 KNOWN = tuple(f.name for f in fields(Settings))
@@ -206,8 +209,9 @@ def _validate(s: Settings) -> None:
          f"model setting 'tool_epoch' must be one of {', '.join(TOOL_EPOCHS)}, not {r(s.tool_epoch)}")
     need(s.unclean_election in UNCLEAN_ELECTIONS,
          f"model setting 'unclean_election' must be one of {', '.join(UNCLEAN_ELECTIONS)}, not {r(s.unclean_election)}")
-    need(s.kafka_version == KAFKA_CODE_READ or KAFKA_RELEASE.fullmatch(s.kafka_version),
-         f"model setting 'kafka_version' must be {KAFKA_CODE_READ} or a release from 4.0.0 to 4.4.0, not {r(s.kafka_version)}")
+    need(s.kafka_version == KAFKA_CODE_READ or s.kafka_version in KAFKA_RELEASES,
+         f"model setting 'kafka_version' must be {KAFKA_CODE_READ} or a release from 4.0.0 to 4.4.0 "
+         f"({', '.join(KAFKA_RELEASES)}), not {r(s.kafka_version)}")
     need(s.kafka_version == KAFKA_CODE_READ or s.semantics == "code",
          "model setting 'kafka_version' needs semantics = \"code\": a release's rules are its code's")
     if s.mutant != "none" and s.mutant not in MUTANTS:

@@ -41,6 +41,7 @@ CONSTANTS
     MaxToolRequests,          \* KIP-1275's recovery tool: requests it may send in the whole run; 0: not run
     ToolEpoch,                \* "current" (KIP-1275's PartitionLeaderEpoch) or "last_written" (KIP-966's)
     ToolEpochCheck,           \* the tool's elections carry the leader epoch it saw (finding 10's fix)
+    KafkaVersion,             \* the controller followed: "1eb7644" (the code read) or a release "4.0.0" .. "4.4.0"
     Mutant,                   \* "none", or the name of a bug put back (see spec/README.md)
     NoPartition               \* model value: a partition not yet created
 
@@ -50,6 +51,41 @@ Partitions == 0 .. NumPartitions - 1
 Replicas(p) == [k \in 1 .. ReplicationFactor |-> (p + k - 1) % NumBrokers]
 ReplicaSet(p) == {Replicas(p)[k] : k \in 1 .. ReplicationFactor}
 Legacy(b) == b < LegacyBrokers
+
+(* Kafka's releases.  The model follows the controller code it was read from, apache/kafka    *)
+(* trunk at commit 1eb7644349c (KafkaVersion "1eb7644"), or a release's: each rule below is one *)
+(* a release changed since, on for the releases that have it (model/rules.py, KafkaRules).     *)
+KafkaReleases ==
+    ("4.0.0" :> <<4, 0, 0>>) @@ ("4.0.1" :> <<4, 0, 1>>) @@ ("4.0.2" :> <<4, 0, 2>>)
+    @@ ("4.1.0" :> <<4, 1, 0>>) @@ ("4.1.1" :> <<4, 1, 1>>) @@ ("4.1.2" :> <<4, 1, 2>>)
+    @@ ("4.2.0" :> <<4, 2, 0>>) @@ ("4.2.1" :> <<4, 2, 1>>) @@ ("4.2.2" :> <<4, 2, 2>>)
+    @@ ("4.3.0" :> <<4, 3, 0>>) @@ ("4.3.1" :> <<4, 3, 1>>) @@ ("4.4.0" :> <<4, 4, 0>>)
+ASSUME KafkaVersion = "1eb7644" \/ KafkaVersion \in DOMAIN KafkaReleases
+\* a release's rules are its code's
+ASSUME KafkaVersion # "1eb7644" => Semantics = "code"
+IsRelease == KafkaVersion \in DOMAIN KafkaReleases
+\* the release followed is v = <<major, minor, patch>> or a later one
+ReleaseAtLeast(v) ==
+    LET r == KafkaReleases[KafkaVersion]
+    IN IsRelease /\ (r[1] > v[1] \/ (r[1] = v[1] /\ (r[2] > v[2] \/ (r[2] = v[2] /\ r[3] >= v[3]))))
+Release4_0 == IsRelease /\ ~ReleaseAtLeast(<<4, 1, 0>>)
+\* KAFKA-18106 (4.0.0): a new incarnation's registration takes the broker out of each ISR it is in
+\* (and so out of its leaderships) also without ELR, as handleBrokerFenced does
+ShutdownRecordsWithoutElr == IsRelease
+\* BrokerHeartbeatTracker (4.0.0): a session belongs to a broker and epoch, is made by a heartbeat,
+\* fenced or not, and ends when it expires (the broker fenced then) or a new incarnation registers;
+\* before, only an unfenced broker had one (`session`)
+SessionsByEpoch == IsRelease
+\* ClusterControlManager.activate in 4.0.x: a controller taking over gives every registered broker a
+\* session, fenced ones too; from 4.1.0 on, unfenced ones only
+FailoverSessionsForFenced == Release4_0
+\* KAFKA-19522, fixed in 4.1.0: 4.0.x elects the last known leader though it is not acceptable
+LastKnownLeaderUnchecked == Release4_0
+\* apache/kafka#20716 (4.3.0): AssignReplicasToDirs' builder has ELR as every other builder does
+AssignmentKeepsElr == ReleaseAtLeast(<<4, 3, 0>>)
+\* maybeUpdateLastKnownLeader from 4.1.1 on: a record that leaves the partition leaderless keeps its
+\* leader as the last known one whatever the ISR, unless one is kept already; one that elects clears it
+LastKnownLeaderWhenLeaderless == ReleaseAtLeast(<<4, 1, 1>>)
 
 Min(S) == CHOOSE x \in S : \A y \in S : x <= y
 Range(seq) == {seq[k] : k \in DOMAIN seq}
@@ -103,15 +139,17 @@ VARIABLES
     acked,          \* partition -> <<offset, leaderEpoch, leader>> of each record acknowledged (committed)
     produced,       \* records produced so far
     \* KIP-1275's recovery tool, when it runs (else <<>> throughout):
-    tool            \* [answers: p -> b -> <<leaderEpoch, logEndOffset>> or <<>>, outcome: p -> "RUNNING" |
+    tool,           \* [answers: p -> b -> <<leaderEpoch, logEndOffset>> or <<>>, outcome: p -> "RUNNING" |
                     \*  "ELECTED" | "FOUND_ONLINE", requests: sent so far, takenUp: p -> offline leader epoch or -1]
+    \* The controller's heartbeat sessions, when a Kafka release's are modeled (else <<>> throughout):
+    session         \* controller: broker -> does its registered epoch have a heartbeat session
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
           nextUuid, dirFailures, lostMessages, movesStarted,
           knownEpoch, registeredIncarnation, metadataVersion,
           committedImage, uncommitted, failoversDone, brokerImage,
-          replicaLog, highWatermark, followerEnd, acked, produced, tool>>
+          replicaLog, highWatermark, followerEnd, acked, produced, tool, session>>
 \* What a broker's crash keeps of the data plane (its followerEnd is in memory).
 dataKept == <<replicaLog, highWatermark, acked, produced>>
 dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced>>
@@ -144,6 +182,13 @@ ToolOn == MaxToolRequests > 0
 
 Registered(b) == brokerEpoch[b] > 0
 EpochIsCurrent(b, e) == Registered(b) /\ brokerEpoch[b] = e
+\* The registered incarnation has a heartbeat session (BrokerHeartbeatManager.hasValidSession, timing
+\* apart): the code read, while it is unfenced; the releases, once its epoch has heartbeated, fenced
+\* or not, until that session expires or a new incarnation registers.
+HasSession(b) == IF SessionsByEpoch THEN session[b] ELSE ~fenced[b]
+\* QuorumController.trackBrokerHeartbeat: a heartbeat of the registered epoch gives it a session.
+HeardFrom(b, e) ==
+    session' = IF SessionsByEpoch /\ EpochIsCurrent(b, e) THEN [session EXCEPT ![b] = TRUE] ELSE session
 \* The registered incarnation is the broker's running process (it heartbeats).
 Alive(b) == brokerStatus[b] = "RUNNING" /\ incarnation[b] = registeredIncarnation[b]
 \* MetadataVersion.isDirectoryAssignmentSupported
@@ -207,7 +252,8 @@ Elect(part, p, targetIsr, elr0, acceptable, election, elrOn) ==
     IN IF part.leader # NoLeader /\ part.leader \in valid THEN <<part.leader, FALSE>>
        ELSE IF valid # {} THEN <<FirstIn(p, valid), FALSE>>
        ELSE IF elrOn /\ elr0 = {} /\ targetIsr = {} /\ Cardinality(part.lastKnownElr) = 1
-               /\ (part.lastKnownElr \subseteq acceptable \/ Mutant = "elect_unacceptable_last_leader")
+               /\ (part.lastKnownElr \subseteq acceptable \/ Mutant = "elect_unacceptable_last_leader"
+                   \/ LastKnownLeaderUnchecked)
        THEN <<The(part.lastKnownElr), TRUE>>
        ELSE IF election = "unclean" /\ acceptable # {} THEN <<FirstIn(p, acceptable), TRUE>>
        ELSE <<NoLeader, FALSE>>
@@ -225,13 +271,18 @@ RecordOf(part, targetIsr, elr0, newLeader, electedUnclean, newDirs, elrOn, recov
         bumpOnShrink == /\ metadataVersion = "3.5-IV2" /\ Mutant # "no_leader_epoch_bump_on_isr_shrink"
                         /\ setIsr /\ ~(part.isr \subseteq isr2)
         recLeader == IF changed THEN newLeader ELSE IF bumpOnShrink THEN part.leader ELSE NoLeaderChange
-        knownToLeader == elrOn /\ setIsr /\ isr2 = {} /\ part.lastKnownElr # {part.leader}
+        \* from 4.1.1 (LastKnownLeaderWhenLeaderless): kept when the record leaves the partition
+        \* leaderless and none is kept yet, cleared when it elects; before: kept when the ISR empties
+        knownToLeader == elrOn /\ IF LastKnownLeaderWhenLeaderless THEN recLeader = NoLeader /\ part.lastKnownElr = {}
+                                 ELSE setIsr /\ isr2 = {} /\ part.lastKnownElr # {part.leader}
+        knownCleared == elrOn /\ part.lastKnownElr # {}
+                        /\ IF LastKnownLeaderWhenLeaderless THEN recLeader >= 0
+                           ELSE recLeader >= 0 \/ (part.leader # NoLeader /\ recLeader # NoLeader)
     IN [leader |-> recLeader,
         setIsr |-> setIsr, isr |-> isr2,
         setDirs |-> newDirs # part.dirs, dirs |-> newDirs,
         setElr |-> elr2 # part.elr, elr |-> elr2,
-        setKnown |-> knownToLeader \/ (elrOn /\ part.lastKnownElr # {}
-                                      /\ (recLeader >= 0 \/ (part.leader # NoLeader /\ recLeader # NoLeader))),
+        setKnown |-> knownToLeader \/ knownCleared,
         known |-> IF knownToLeader THEN {part.leader} ELSE {},
         recovery |-> IF recovered /\ part.recovering THEN "RECOVERED"
                      ELSE IF isUnclean /\ DataPlane /\ ~part.recovering /\ Mutant # "unclean_not_recovering"
@@ -254,9 +305,11 @@ ChangeRecordJudging(part, p, remove, add, newDirs, acceptDirs, keepInIsr, ep, fe
 \* handleBrokerUncleanShutdown (with ELR): the broker out of the ISR and the ELR.
 UncleanShutdownRecord(part, p, b, ep, fen, od) ==
     Build(part, p, part.isr \ {b}, NONE, NONE, b, part.dirs, part.dirs, TopicElection, ElrEnabled, FALSE, ep, fen, od)
-\* handleAssignReplicasToDirs' builder: neither ELR nor the topic's unclean election set.
+\* handleAssignReplicasToDirs' builder: neither ELR nor the topic's unclean election set (ELR as
+\* elsewhere from 4.3.0, AssignmentKeepsElr).
 AssignRecord(part, p, newDirs, ep, fen, od) ==
-    Build(part, p, part.isr, NONE, NONE, NONE, newDirs, part.dirs, "online", FALSE, FALSE, ep, fen, od)
+    Build(part, p, part.isr, NONE, NONE, NONE, newDirs, part.dirs, "online", AssignmentKeepsElr /\ ElrEnabled, FALSE,
+          ep, fen, od)
 \* The builder with a target ISR given (a leader's AlterPartition: setTargetIsrWithBrokerStates),
 \* and the leader's recovery done (setTargetLeaderRecoveryState).
 IsrChangeRecord(part, p, isr, recovered, ep, fen, od) ==
@@ -451,6 +504,8 @@ Init ==
                               outcome |-> [p \in Partitions |-> "RUNNING"], requests |-> 0,
                               takenUp |-> [p \in Partitions |-> -1]]
               ELSE <<>>
+    \* no broker has heartbeated yet
+    /\ session = IF SessionsByEpoch THEN [b \in Brokers |-> FALSE] ELSE <<>>
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -498,7 +553,7 @@ BrokerStarts(b) ==
                       /\ acked' = [p \in Partitions |-> {e \in acked[p] : \E r \in ReplicaSet(p) : Holds(newLog[r][p], e)}]
                  ELSE UNCHANGED <<replicaLog, highWatermark, acked>>
            /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted,
-                          followerEnd, produced, tool>>
+                          followerEnd, produced, tool, session>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
 
@@ -512,7 +567,7 @@ BrokerSendsRegistration(b) ==
     /\ Room
     /\ ~RegistrationInFlight(b)
     /\ network' = BagAdd(network, RegistrationRequest(b))
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
 
 \* BrokerRegistrationTracker: at 3.7-IV2 or later, a running broker whose registration lists no
 \* directories registers again with the same incarnation ID (KAFKA-16162); no heartbeat until
@@ -526,7 +581,7 @@ BrokerRefreshesRegistration(b) ==
     /\ BrokerView(b).onlineDirs[b] = {}
     /\ ~RegistrationInFlight(b)
     /\ network' = BagAdd(network, RegistrationRequest(b))
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
 
 \* The broker runs with the epoch the controller gave it.  An error (epoch 0): Kafka's broker
 \* tries again; under the KIP's reading a starting broker fails to start.
@@ -544,12 +599,12 @@ BrokerReceivesRegistrationResponse(m) ==
        THEN UNCHANGED brokerVars                           \* it registers again later
        ELSE /\ BrokerDown(b)
             /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, dataKept>>
-    /\ UNCHANGED <<controllerVars, counters, tool>>
+    /\ UNCHANGED <<controllerVars, counters, tool, session>>
 
 BrokerCrashes(b) ==
     /\ brokerStatus[b] # "OFF"
     /\ BrokerDown(b)
-    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool>>
+    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool, session>>
 
 \* A log directory fails.  A move whose destination failed is reverted; one whose source
 \* failed is assigned to LOST (KAFKA-16297).  With no directory left the broker stops.
@@ -576,7 +631,7 @@ BrokerFailsDir(b, i) ==
                   /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd>>
     /\ dirFailures' = dirFailures + 1
     /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted,
-                   dataKept, tool>>
+                   dataKept, tool, session>>
 
 \* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs), and
 \* asks to stay fenced (wantFence) until the broker has loaded its registration.
@@ -588,7 +643,7 @@ BrokerSendsHeartbeat(b) ==
     /\ network' = BagAdd(network, [kind |-> "Heartbeat", broker |-> b, epoch |-> knownEpoch[b],
                                    offline |-> {dirIds[b][i] : i \in FailedSlots(b)},
                                    wantFence |-> BrokerLag /\ ~CaughtUp(b)])
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
 
 BrokerReceivesHeartbeatResponse(m) ==
     LET b == m.broker IN
@@ -600,7 +655,7 @@ BrokerReceivesHeartbeatResponse(m) ==
                 IF dirState[b][i] = "FAILED" /\ dirIds[b][i] \in m.offline THEN "FAILED_ACKED"
                 ELSE dirState[b][i]]]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, logs, future, queued, knownEpoch, brokerImage, controllerVars, counters,
-                   dataVars, tool>>
+                   dataVars, tool, session>>
 
 \* What a broker does on the metadata it has loaded for partition p (KIP-858 "Replica
 \* management"; ReplicaManager.applyDelta).
@@ -661,7 +716,7 @@ BrokerConsumesMetadata(b, p) ==
                             THEN [queued EXCEPT ![b][p] = dirIds[b][o.slot]] ELSE queued
                /\ UNCHANGED future
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, network, counters,
-                   dataVars, tool>>
+                   dataVars, tool, session>>
 
 \* Send the queued AssignReplicasToDirs entry for p (one in flight per partition).
 BrokerSendsAssignment(b, p) ==
@@ -672,7 +727,7 @@ BrokerSendsAssignment(b, p) ==
     /\ ~InFlightFor({"Assign", "AssignResponse"}, b, knownEpoch[b], p)
     /\ network' = BagAdd(network, [kind |-> "Assign", broker |-> b, epoch |-> knownEpoch[b],
                                    partition |-> p, dir |-> queued[b][p]])
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
 
 \* Success clears the entry (and promotes a future replica the assignment moved); an error
 \* drops the entry rather than retrying it forever (KAFKA-16886).
@@ -690,7 +745,7 @@ BrokerReceivesAssignmentResponse(m) ==
           ELSE /\ queued' = [queued EXCEPT ![b][p] = NONE]
                /\ UNCHANGED <<logs, future>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, counters,
-                      dataVars, tool>>
+                      dataVars, tool, session>>
 
 \* log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged: Kafka's broker shuts
 \* down (semantics "code"); KIP-858's only if it leads a replica in that directory ("kip").
@@ -704,7 +759,7 @@ BrokerShutsDownOnDirFailureTimeout(b) ==
               ELSE \E p \in Partitions : p \in logs[b][i] /\ BrokerView(b).partition[p] # NoPartition
                                          /\ BrokerView(b).partition[p].leader = b
     /\ BrokerDown(b)
-    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool>>
+    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool, session>>
 
 \* AlterReplicaLogDirs: start a future replica of p in another online directory.
 BrokerStartsMove(b, p, t) ==
@@ -718,7 +773,7 @@ BrokerStartsMove(b, p, t) ==
     /\ future' = [future EXCEPT ![b][p] = t]
     /\ movesStarted' = movesStarted + 1
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, brokerImage, controllerVars,
-                   network, nextUuid, dirFailures, lostMessages, dataVars, tool>>
+                   network, nextUuid, dirFailures, lostMessages, dataVars, tool, session>>
 
 \* The future replica caught up: move the assignment first, promote once acknowledged.
 BrokerFutureCaughtUp(b, p) ==
@@ -727,7 +782,7 @@ BrokerFutureCaughtUp(b, p) ==
     /\ queued[b][p] = NONE
     /\ queued' = [queued EXCEPT ![b][p] = dirIds[b][future[b][p]]]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, controllerVars,
-                   network, counters, dataVars, tool>>
+                   network, counters, dataVars, tool, session>>
 
 \* KIP-589: tell the controller a replica went offline, with the broker epoch.
 BrokerSendsAlterReplicaState(b, p) ==
@@ -738,7 +793,7 @@ BrokerSendsAlterReplicaState(b, p) ==
     /\ \E i \in MainSlots(b, p) : SlotFailed(b, i)
     /\ m \notin BagToSet(network)
     /\ network' = BagAdd(network, m)
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
 
 -----------------------------------------------------------------------------
 (* Controller actions *)
@@ -758,27 +813,31 @@ RecordDirs(dirs) == IF AssignmentSupported THEN Range(dirs) ELSE {}
 \* (the registration replaced whole).  Another incarnation while the registered one's session is
 \* valid: DuplicateBrokerRegistrationException.  The same incarnation again: the epoch and the
 \* flags kept (KAFKA-16952, KAFKA-16757).  A new incarnation: the next epoch (the record's offset;
-\* the model numbers a broker's records, which orders its epochs as the offsets do), fenced; its
-\* ISR memberships and leaderships kept without ELR, and with ELR handleBrokerUncleanShutdown's
-\* records first: the broker out of each ISR, then each ELR, it is in (from the image).
+\* the model numbers a broker's records, which orders its epochs as the offsets do), fenced, with
+\* no session yet (SessionsByEpoch); its ISR memberships and leaderships kept without ELR (the code
+\* read; the releases write handleBrokerFenced's records first: the broker out of each ISR it is
+\* in, ShutdownRecordsWithoutElr), and with ELR handleBrokerUncleanShutdown's records first: the
+\* broker out of each ISR, then each ELR, it is in (from the image).
 Register(m, sessionExpired) ==
     LET b == m.broker
         inc == m.incarnation
         net == BagRemove(network, m)
         Response(e) == [kind |-> "RegisterResponse", broker |-> b, incarnation |-> inc, epoch |-> e]
         same == Registered(b) /\ registeredIncarnation[b] = inc
-        validSession == Registered(b) /\ ~fenced[b] /\ (Alive(b) \/ ~sessionExpired)
+        validSession == Registered(b) /\ HasSession(b) /\ (Alive(b) \/ ~sessionExpired)
         epoch == IF same THEN brokerEpoch[b] + (IF Mutant = "reregistration_new_epoch" THEN 1 ELSE 0)
                  ELSE brokerEpoch[b] + 1
         fen == IF same THEN Mutant = "reregistration_fences" \/ fenced[b] ELSE TRUE
-        shutdown == ElrEnabled /\ ~same /\ Mutant # "unclean_reregistration_keeps_epochs"
+        shutdown == (ElrEnabled \/ ShutdownRecordsWithoutElr) /\ ~same /\ Mutant # "unclean_reregistration_keeps_epochs"
         Member(p, members) == shutdown /\ partition[p] # NoPartition /\ b \in partition[p][members]
-        Shutdown(p) == UncleanShutdownRecord(partition[p], p, b, brokerEpoch, fenced, onlineDirs)
+        Shutdown(p) ==
+            IF ElrEnabled THEN UncleanShutdownRecord(partition[p], p, b, brokerEpoch, fenced, onlineDirs)
+            ELSE ChangeRecord(partition[p], p, b, NONE, partition[p].dirs, FALSE, brokerEpoch, fenced, onlineDirs)
         ShutdownRecs(members) ==
             [k \in 1 .. NumPartitions |-> LET p == k - 1 IN
                 IF Member(p, members) THEN PartitionChangeRec(p, Shutdown(p)) ELSE NoChangeRec(p)]
     IN IF (validSession /\ ~same) \/ (AssignmentSupported /\ ~RegistrationValid(b, m.dirs))
-       THEN network' = BagAdd(net, Response(0)) /\ UNCHANGED controllerVars   \* an exception: at once
+       THEN network' = BagAdd(net, Response(0)) /\ UNCHANGED <<controllerVars, session>>   \* an exception: at once
        ELSE /\ LogWrite(net, Written(ShutdownRecs("isr") \o ShutdownRecs("elr"))
                               \o <<RegisterBrokerRec(b, inc, epoch, fen, RecordDirs(m.dirs))>>, Response(epoch))
             /\ brokerEpoch' = [brokerEpoch EXCEPT ![b] = epoch]
@@ -788,12 +847,13 @@ Register(m, sessionExpired) ==
             \* ISR and ELR are disjoint: a partition gets one of the two records
             /\ partition' = [p \in Partitions |->
                   IF Member(p, "isr") \/ Member(p, "elr") THEN Merge(partition[p], Shutdown(p)) ELSE partition[p]]
+            /\ session' = IF SessionsByEpoch /\ ~same THEN [session EXCEPT ![b] = FALSE] ELSE session
             /\ UNCHANGED metadataVersion
 
 \* registerBroker.  Semantics "code": Register, the registered incarnation's session taken as
-\* still valid when it is unfenced.  Semantics "kip": the incarnation number is the epoch; an
-\* older one is dropped, the same one answered, and a new one starts fenced and loses its
-\* leaderships and ISR memberships (unclean shutdown).
+\* still valid while it has one (HasSession).  Semantics "kip": the incarnation number is the
+\* epoch; an older one is dropped, the same one answered, and a new one starts fenced and loses
+\* its leaderships and ISR memberships (unclean shutdown).
 ControllerHandlesRegistration(m) ==
     LET b == m.broker
         inc == m.incarnation
@@ -806,11 +866,11 @@ ControllerHandlesRegistration(m) ==
        /\ IF Semantics = "code"
           THEN Register(m, FALSE)
           ELSE IF inc < brokerEpoch[b] /\ Mutant # "accept_older_registration"
-          THEN network' = net /\ UNCHANGED controllerVars
+          THEN network' = net /\ UNCHANGED <<controllerVars, session>>
           ELSE IF inc = brokerEpoch[b]
-          THEN network' = Answer(inc) /\ UNCHANGED controllerVars
+          THEN network' = Answer(inc) /\ UNCHANGED <<controllerVars, session>>
           ELSE IF AssignmentSupported /\ ~RegistrationValid(b, m.dirs)
-          THEN network' = Answer(0) /\ UNCHANGED controllerVars
+          THEN network' = Answer(0) /\ UNCHANGED <<controllerVars, session>>
           ELSE /\ network' = Answer(inc)
                /\ brokerEpoch' = ep
                /\ registeredIncarnation' = [registeredIncarnation EXCEPT ![b] = inc]
@@ -820,17 +880,17 @@ ControllerHandlesRegistration(m) ==
                      IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
                      THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
                      ELSE partition[p]]
-               /\ UNCHANGED <<metadataVersion, logVars>>
+               /\ UNCHANGED <<metadataVersion, logVars, session>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
 
 \* registerBroker for a new incarnation once the registered incarnation is gone and its session
-\* timeout has elapsed, before maybeFenceOneStaleBroker fenced it (one stale broker per event):
-\* hasValidSession is false, so the registration goes through (semantics "code" only).
+\* timeout has elapsed, before maybeFenceOneStaleBroker ended its session (one stale broker per
+\* event): hasValidSession is false, so the registration goes through (semantics "code" only).
 ControllerHandlesRegistrationAfterSessionTimeout(m) ==
     LET b == m.broker IN
     /\ m.kind = "Register"
     /\ Semantics = "code"
-    /\ Registered(b) /\ ~fenced[b] /\ ~Alive(b)
+    /\ Registered(b) /\ HasSession(b) /\ ~Alive(b)
     /\ m.incarnation # registeredIncarnation[b]
     /\ Register(m, TRUE)
     /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
@@ -864,7 +924,8 @@ ForeignRecords(part, p, b, k, od) ==
 \* leaderless partitions get a leader.  Semantics "kip": the offline directories first, and the
 \* unfencing sees them.  Semantics "code": every record computed from the state the heartbeat
 \* found, the unfencing first (handleBrokerUnfenced, with the sender an acceptable leader on the
-\* directories its registration still lists), then handleDirectoriesOffline.
+\* directories its registration still lists), then handleDirectoriesOffline.  A heartbeat of the
+\* registered epoch gives it a session (SessionsByEpoch).
 ControllerHandlesHeartbeat(m) ==
     LET b == m.broker
         net == BagRemove(network, m)
@@ -949,20 +1010,24 @@ ControllerHandlesHeartbeat(m) ==
                        /\ network' = Send(net, response)
                        /\ UNCHANGED logVars
                /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion>>
+       /\ HeardFrom(b, m.epoch)
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
 
 \* processExpiredBrokerHeartbeat (semantics "code"): a heartbeat that waited in the controller's
-\* queue past its deadline only keeps the session alive; nothing is written or answered.
+\* queue past its deadline only keeps the session alive (of the registered epoch, it makes one:
+\* SessionsByEpoch); nothing is written or answered.
 ControllerTimesOutHeartbeat(m) ==
     /\ m.kind = "Heartbeat"
     /\ Semantics = "code"
     /\ network' = BagRemove(network, m)
+    /\ HeardFrom(m.broker, m.epoch)
     /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
 
 \* maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down or was
 \* replaced): fence it and move its leaderships and ISR memberships away.  Semantics "code":
 \* handleBrokerFenced's records, for the partitions with the broker in the ISR, computed from
-\* the image, then the fencing.
+\* the image, then the fencing; with SessionsByEpoch its session ends, and a broker fenced
+\* already whose session expires gets the same records.
 ControllerFencesExpiredBroker(b) ==
     LET fen == [fenced EXCEPT ![b] = TRUE]
         \* handleBrokerFenced's records, as the log holds them
@@ -975,9 +1040,10 @@ ControllerFencesExpiredBroker(b) ==
             \o <<RegistrationChangeRec(b, TRUE, TRUE, {})>>
     IN
     /\ Registered(b)
-    /\ ~fenced[b]
+    /\ HasSession(b)
     /\ ~Alive(b)
     /\ fenced' = fen
+    /\ session' = IF SessionsByEpoch THEN [session EXCEPT ![b] = FALSE] ELSE session
     /\ partition' = IF Mutant = "fenced_leader_kept" THEN partition
                     ELSE IF Semantics = "code"
                     THEN [p \in Partitions |->
@@ -1027,7 +1093,7 @@ ControllerHandlesAssignment(m) ==
                         IF Semantics = "code" THEN codePart
                         ELSE ChangePartition(part, p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
                   /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session>> /\ GiveUp
 
 \* KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it leaves
 \* the ISR and leadership.
@@ -1044,7 +1110,7 @@ ControllerHandlesAlterReplicaState(m) ==
                IN /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
                   /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>), NoResponse)
                   /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session>> /\ GiveUp
 
 \* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
 \* replicas (at least one), the first of them leader, directories DefaultDir (createTopic's
@@ -1059,7 +1125,7 @@ ControllerCreatesPartition(p) ==
              NewPartition(Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])]
        /\ LogWrite(network, <<PartitionRec(p, Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])>>,
                    NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session>> /\ GiveUp
 
 -----------------------------------------------------------------------------
 (* Admin and network *)
@@ -1084,7 +1150,7 @@ DesignatedElection(p, b) ==
     IN
     /\ partition' = [partition EXCEPT ![p] = Merge(part, rec)]
     /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters>> /\ GiveUp
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, session>> /\ GiveUp
 
 \* An operator's kafka-leader-election --election-type designated (KIP-1275).
 AdminElectsDesignatedLeader(p, b) ==
@@ -1104,7 +1170,7 @@ AdminElectsUncleanLeader(p) ==
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session>> /\ GiveUp
 
 \* maybeElectUncleanLeaders, the controller's periodic task with the topic's
 \* unclean.leader.election.enable: an UNCLEAN election for every leaderless partition, in one batch.
@@ -1117,7 +1183,7 @@ ControllerElectsUncleanLeaders ==
        /\ recs # <<>>
        /\ partition' = [p \in Partitions |-> IF Leaderless(p) THEN Merge(partition[p], Rec(p)) ELSE partition[p]]
        /\ LogWrite(network, recs, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session>> /\ GiveUp
 
 \* kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord.
 AdminUpgradesMetadataVersion ==
@@ -1125,13 +1191,13 @@ AdminUpgradesMetadataVersion ==
     /\ metadataVersion # "3.7-IV2"
     /\ metadataVersion' = "3.7-IV2"
     /\ LogWrite(network, <<FeatureLevelRec("3.7-IV2")>>, NoResponse)
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, counters, tool>>
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, counters, tool, session>>
 
 NetworkLosesMessage(m) ==
     /\ lostMessages < MaxLosses
     /\ network' = BagRemove(network, m)
     /\ lostMessages' = lostMessages + 1
-    /\ UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, tool>>
+    /\ UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, tool, session>>
 
 (* The metadata log (with failovers) *)
 
@@ -1143,7 +1209,7 @@ ControllerCommits ==
     /\ uncommitted' = Tail(uncommitted)
     /\ network' = Send(network, Head(uncommitted).response)
     /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion,
-                   failoversDone, counters, tool>>
+                   failoversDone, counters, tool, session>>
 
 \* The active controller fails and another takes over.  Raft's new leader holds the committed
 \* records and may hold a prefix of the uncommitted batches, the first `kept`, which it commits;
@@ -1162,6 +1228,11 @@ ControllerFailsOver(kept) ==
     /\ committedImage' = img
     /\ uncommitted' = <<>>
     /\ failoversDone' = failoversDone + 1
+    \* ClusterControlManager.activate: a session for every registered broker (4.0.x), or every
+    \* unfenced one (4.1.0 and later)
+    /\ session' = IF SessionsByEpoch
+                  THEN [b \in Brokers |-> img.brokerEpoch[b] > 0 /\ (FailoverSessionsForFenced \/ ~img.fenced[b])]
+                  ELSE session
     /\ UNCHANGED <<brokerVars, network, counters, tool>>
 
 \* The broker's metadata listener loads what has been committed since it last looked: its image
@@ -1172,7 +1243,7 @@ BrokerLoadsMetadata(b) ==
     /\ brokerImage[b] # Published
     /\ brokerImage' = [brokerImage EXCEPT ![b] = Published]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch,
-                   controllerVars, network, counters, dataVars, tool>>
+                   controllerVars, network, counters, dataVars, tool, session>>
 
 -----------------------------------------------------------------------------
 (* The data plane: producers write to leaders (acks=all), followers fetch, leaders change the  *)
@@ -1240,7 +1311,7 @@ LeaderAppendsRecord(b, p) ==
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, log, old, target)]
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, tool>>
+                      controllerVars, network, counters, tool, session>>
 
 \* Replica b fetches from the leader its metadata names, in that leader's epoch: it truncates by
 \* leader epoch and takes the rest, its high watermark becomes the leader's, and the leader
@@ -1267,7 +1338,7 @@ FollowerFetches(b, p) ==
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(l, lpart, log, old, target)]
        /\ <<replicaLog', highWatermark', followerEnd', acked'>> # <<replicaLog, highWatermark, followerEnd, acked>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, produced, tool>>
+                      controllerVars, network, counters, produced, tool, session>>
 
 \* The leader asks the controller to take follower r out of the ISR (its log end offset is short
 \* of the leader's) or into it (as it serves r's fetch: r holds the high watermark and all since
@@ -1300,7 +1371,7 @@ LeaderSendsAlterPartition(b, p, r) ==
                                       isr |-> [x \in members |-> IF x = b THEN knownEpoch[b] ELSE st.fetchEpochs[x]],
                                       \* RECOVERED: makeLeader set it on taking the lead
                                       recovering |-> FALSE])
-       /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
+       /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
 
 \* The leader applies an ISR the controller shrank and moves its high watermark up over it.
 LeaderAdvancesHighWatermark(b, p) ==
@@ -1315,7 +1386,7 @@ LeaderAdvancesHighWatermark(b, p) ==
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, replicaLog, produced, tool>>
+                      controllerVars, network, counters, replicaLog, produced, tool, session>>
 
 \* The answer ends the leader's pending change; a leader still leading in that epoch moves its
 \* high watermark up over the ISR it has now (Partition.handleAlterPartitionUpdate).
@@ -1335,7 +1406,7 @@ BrokerReceivesAlterPartitionResponse(m) ==
                /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
           ELSE UNCHANGED <<highWatermark, followerEnd, acked>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, counters, replicaLog, produced, tool>>
+                      controllerVars, counters, replicaLog, produced, tool, session>>
 
 \* validateAlterPartitionData: the first check the request fails, in Kafka's order, or "NONE".
 AlterPartitionError(m) ==
@@ -1376,7 +1447,7 @@ ControllerHandlesAlterPartition(m) ==
                /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>),
                            Answer(IF rec.leader \notin {NoLeaderChange, b} THEN "NEW_LEADER_ELECTED" ELSE "NONE"))
                /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session>> /\ GiveUp
 
 -----------------------------------------------------------------------------
 (* KIP-1275's recovery tool (kafka-unclean-recovery.sh), outside the cluster: it asks the      *)
@@ -1421,7 +1492,7 @@ ToolAsksReplicaLogInfo(p, b) ==
     /\ BrokerView(b).partition[p] # NoPartition
     /\ tool' = [tool EXCEPT !.answers[p][b] = ReplicaLogInfo(b, p), !.requests = @ + 1,
                             !.takenUp[p] = IF @ = -1 THEN Published.partition[p].leaderEpoch ELSE @]
-    /\ UNCHANGED <<brokerVars, controllerVars, network, counters>>
+    /\ UNCHANGED <<brokerVars, controllerVars, network, counters, session>>
 
 \* ElectLeaders DESIGNATED for the chosen replica: elected; or ELECTION_NOT_NEEDED for a
 \* partition with a leader again, reported online; or refused, and the tool tries again while it
@@ -1437,7 +1508,7 @@ ToolElectsLeader(p) ==
                /\ tool' = [tool EXCEPT !.outcome[p] = "ELECTED", !.requests = @ + 1]
           ELSE /\ tool' = [tool EXCEPT !.outcome[p] = IF partition[p].leader # NoLeader THEN "FOUND_ONLINE" ELSE @,
                                        !.requests = @ + 1]
-               /\ UNCHANGED <<brokerVars, controllerVars, network, counters>>
+               /\ UNCHANGED <<brokerVars, controllerVars, network, counters, session>>
 
 Next ==
     \/ \E b \in Brokers :

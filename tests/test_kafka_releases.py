@@ -55,7 +55,8 @@ def test_kafka_version_needs_the_codes_reading_and_a_release():
     assert str(e.value) == "model setting 'kafka_version' needs semantics = \"code\": a release's rules are its code's"
     with pytest.raises(ValueError) as e:
         make_model({"kafka_version": "3.9.0"})
-    assert str(e.value) == "model setting 'kafka_version' must be 1eb7644 or a release from 4.0.0 to 4.4.0, not '3.9.0'"
+    assert str(e.value) == ("model setting 'kafka_version' must be 1eb7644 or a release from 4.0.0 to 4.4.0 (4.0.0, 4.0.1, "
+                            "4.0.2, 4.1.0, 4.1.1, 4.1.2, 4.2.0, 4.2.1, 4.2.2, 4.3.0, 4.3.1, 4.4.0), not '3.9.0'")
 
 
 def test_the_code_read_is_unchanged():

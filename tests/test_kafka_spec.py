@@ -121,6 +121,7 @@ CONSTANTS = {
     "MaxToolRequests": "recovery_tool",
     "ToolEpoch": "tool_epoch",
     "ToolEpochCheck": "tool_epoch_check",
+    "KafkaVersion": "kafka_version",
     "Mutant": "mutant",
 }
 

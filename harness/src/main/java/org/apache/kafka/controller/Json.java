@@ -286,25 +286,9 @@ final class Json {
             }
             sb.append(']');
         } else if (value instanceof int[]) {
-            int[] array = (int[]) value;
-            sb.append('[');
-            for (int i = 0; i < array.length; i++) {
-                if (i > 0) {
-                    sb.append(',');
-                }
-                sb.append(array[i]);
-            }
-            sb.append(']');
+            write(sb, java.util.Arrays.stream((int[]) value).boxed().toList());
         } else if (value instanceof long[]) {
-            long[] array = (long[]) value;
-            sb.append('[');
-            for (int i = 0; i < array.length; i++) {
-                if (i > 0) {
-                    sb.append(',');
-                }
-                sb.append(array[i]);
-            }
-            sb.append(']');
+            write(sb, java.util.Arrays.stream((long[]) value).boxed().toList());
         } else {
             writeString(sb, value.toString());
         }
