@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # apt-get needs root: use sudo when not root and sudo exists.
 SUDO   := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null && echo sudo)
 
-.PHONY: run test install system-packages bench clean
+.PHONY: run test install system-packages kafka-jars bench clean
 
 run: install            ## the main job: check the Kafka model at every shipped config (spec/suite.toml)
 	$(BIN)/kraftcheck check --suite spec/suite.toml
@@ -13,7 +13,12 @@ run: install            ## the main job: check the Kafka model at every shipped 
 test: install           ## the whole test suite
 	$(BIN)/python -m pytest
 
-install: $(VENV)/.installed system-packages
+install: $(VENV)/.installed system-packages kafka-jars
+
+# Kafka's released controller (4.0.0 and 4.4.0) for `kraftcheck conform`, fetched by Maven into
+# ~/.m2 once; the harness is compiled against them when it first runs.
+kafka-jars: $(VENV)/.installed
+	$(BIN)/python -c "from kraftcheck.conform.harness import prefetch; prefetch()"
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
