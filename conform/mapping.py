@@ -353,11 +353,6 @@ def differences(model_side: dict, kafka_side: dict, path: str = "") -> list[tupl
     return [] if model_side == kafka_side else [(path, model_side, kafka_side)]
 
 
-def shown(value: Any) -> str:
-    """A compared value as the divergence report prints it: directories by name."""
-    return str(value)
-
-
 def field_label(path: str) -> str:
     """``brokers.0.fenced`` as ``b0 fenced``, ``partitions.0.leader`` as ``p0 leader``."""
     parts = path.split(".")
