@@ -10,13 +10,14 @@ SUDO   := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null && echo su
 run: install            ## the main job: check the Kafka model at every shipped config (spec/suite.toml)
 	$(BIN)/kraftcheck check --suite spec/suite.toml
 
-test: install           ## the whole test suite
-	$(BIN)/python -m pytest
+test: install           ## the whole test suite, on every core (pytest-xdist)
+	$(BIN)/python -m pytest -n auto
 
 install: $(VENV)/.installed system-packages kafka-jars
 
-# Kafka's released controller (4.0.0 and 4.4.0) for `kraftcheck conform`, fetched by Maven into
-# ~/.m2 once; the harness is compiled against them when it first runs.
+# Kafka's released controller and server (4.0.0 and 4.4.0) for `kraftcheck conform` and
+# `kraftcheck cluster`, fetched by Maven into ~/.m2 once; the harness is compiled against them
+# when it first runs.
 kafka-jars: $(VENV)/.installed
 	$(BIN)/python -c "from kraftcheck.conform.harness import prefetch; prefetch()"
 

@@ -130,6 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_conform(commands)
 
+    from kraftcheck.cluster.run import register as register_cluster
+
+    register_cluster(commands)
+
     listing = commands.add_parser("list", parents=[model_source], help="show invariants, actions and mutants")
     listing.add_argument("config", nargs="?", metavar="CONFIG.toml",
                          help="config file (default: the embedded spec/configs/default.toml)")
@@ -164,7 +168,7 @@ def _run(argv: list[str] | None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise UsageError("a command is required: check, mutants, prove, conform, list, trace, graph or spark-package "
+            raise UsageError("a command is required: check, mutants, prove, conform, cluster, list, trace, graph or spark-package "
                              "(see 'kraftcheck --help')")
         return _run_command(args)
     except (UsageError, ConfigError, TraceFormatError) as e:

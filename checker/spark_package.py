@@ -26,14 +26,15 @@ from .config import ConfigError
 
 #: The packages of the distribution, as pyproject.toml lists them (a test holds them equal).
 PACKAGES = ("kraftcheck", "kraftcheck.checker", "kraftcheck.model", "kraftcheck.proofs", "kraftcheck.traces", "kraftcheck.spec",
-            "kraftcheck.spec.configs", "kraftcheck.spec.findings", "kraftcheck.conform", "kraftcheck.harness",
-            "kraftcheck.harness.src.main.java.org.apache.kafka.controller")
+            "kraftcheck.spec.configs", "kraftcheck.spec.findings", "kraftcheck.spec.scenarios", "kraftcheck.conform",
+            "kraftcheck.cluster", "kraftcheck.harness", "kraftcheck.harness.src.main.java.org.apache.kafka.controller")
 #: Files other than modules that a package carries, as pyproject.toml's package-data: the
 #: configs, so that ``check`` without a config file finds the embedded default in the zip too.
 PACKAGE_DATA = {
     "kraftcheck.spec": ("*.tla", "*.cfg", "README.md", "suite.toml"),
     "kraftcheck.spec.configs": ("*.toml",),
     "kraftcheck.spec.findings": ("*.itf.json",),
+    "kraftcheck.spec.scenarios": ("*.toml",),
     "kraftcheck.harness": ("pom.xml", "README.md"),
     "kraftcheck.harness.src.main.java.org.apache.kafka.controller": ("*.java",),
 }

@@ -57,7 +57,7 @@ def cache_dir() -> Path:
     return Path(base) / "harness"
 
 
-def _tool(name: str) -> str:
+def require_tool(name: str) -> str:
     found = shutil.which(name)
     if found is None:
         why = {"mvn": "Maven ('mvn') is needed to fetch Kafka's jars (or pass --kafka-classpath)",
@@ -67,34 +67,36 @@ def _tool(name: str) -> str:
     return found
 
 
-def maven_classpath(version: str) -> list[str]:
+def maven_classpath(version: str, profile: str | None = None) -> list[str]:
     """Kafka ``version``'s controller jars and their dependencies, resolved by Maven (into
-    ~/.m2 the first time); cached per version."""
+    ~/.m2 the first time); cached per version.  ``profile="server"`` adds Kafka's server
+    (``kafka_2.13``) and a console logger: what a real broker or controller process runs."""
     if not version.replace(".", "").replace("-", "").isalnum() or len(version) > 40:
         raise HarnessUnavailable(f"not a Kafka version: {version!r}")
-    target = cache_dir() / f"classpath-{version}.txt"
+    what = "server" if profile == "server" else "controller"
+    target = cache_dir() / (f"classpath-{profile}-{version}.txt" if profile else f"classpath-{version}.txt")
     if target.is_file():
         entries = target.read_text().strip().split(os.pathsep)
         if all(os.path.exists(e) for e in entries):
             return entries
-    mvn = _tool("mvn")
+    mvn = require_tool("mvn")
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         out = Path(scratch) / "classpath.txt"
         command = [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(harness_dir() / "pom.xml"), f"-Dkafka.version={version}",
-                   "dependency:build-classpath", f"-Dmdep.outputFile={out}"]
+                   *([f"-P{profile}"] if profile else []), "dependency:build-classpath", f"-Dmdep.outputFile={out}"]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S, cwd=scratch)
         except subprocess.TimeoutExpired:
-            raise HarnessUnavailable(f"Maven did not resolve Kafka {version}'s jars within {MAVEN_TIMEOUT_S} s") from None
+            raise HarnessUnavailable(f"Maven did not resolve Kafka {version}'s {what} jars within {MAVEN_TIMEOUT_S} s") from None
         if done.returncode != 0 or not out.is_file():
             said = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
             missing = re.search(r"could not be resolved: ([\w.:-]+)", said)
             if missing:
-                raise HarnessUnavailable(f"Maven could not resolve Kafka {version}'s jars ({missing.group(1)} and "
+                raise HarnessUnavailable(f"Maven could not resolve Kafka {version}'s {what} jars ({missing.group(1)} and "
                                          "others): no such release, or Maven Central out of reach")
             errors = [line.strip() for line in said.splitlines() if "ERROR" in line]
-            raise HarnessUnavailable(f"Maven could not resolve Kafka {version}'s jars: "
+            raise HarnessUnavailable(f"Maven could not resolve Kafka {version}'s {what} jars: "
                                      f"{(errors[0] if errors else f'exit {done.returncode}')[:300]}")
         text = out.read_text().strip()
         os.replace(out, target)
@@ -102,9 +104,11 @@ def maven_classpath(version: str) -> list[str]:
 
 
 def prefetch(versions=(DEFAULT_KAFKA_VERSION, NEWEST_KAFKA_VERSION)) -> None:
-    """Resolve each version's jars into ~/.m2 now (``make``: conform's tests then start at once)."""
+    """Resolve each version's jars into ~/.m2 now (``make``: conform's and cluster's tests then
+    start at once)."""
     for version in versions:
         print(f"Kafka {version}'s controller: {len(maven_classpath(version))} jars, via Maven")
+        print(f"Kafka {version}'s server: {len(maven_classpath(version, 'server'))} jars, via Maven")
 
 
 def given_classpath(path: str) -> list[str]:
@@ -129,7 +133,7 @@ def given_classpath(path: str) -> list[str]:
 
 def compiled(classpath: list[str]) -> Path:
     """The harness's classes compiled against ``classpath``, cached by sources and jars."""
-    javac = _tool("javac")
+    javac = require_tool("javac")
     digest = hashlib.sha256()
     for source in _sources():
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
@@ -157,13 +161,14 @@ def compiled(classpath: list[str]) -> Path:
 class Harness:
     """One JVM running Kafka's controller; :meth:`request` sends one request and waits for its answer."""
 
-    def __init__(self, kafka_version: str | None = None, kafka_classpath: str | None = None):
-        java = _tool("java")
+    def __init__(self, kafka_version: str | None = None, kafka_classpath: str | None = None,
+                 main_class: str = MAIN_CLASS):
+        java = require_tool("java")
         classpath = given_classpath(kafka_classpath) if kafka_classpath else maven_classpath(kafka_version or DEFAULT_KAFKA_VERSION)
         classes = compiled(classpath)
         self.process = subprocess.Popen(
             [java, "-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
-             os.pathsep.join([str(classes), *classpath]), MAIN_CLASS],
+             os.pathsep.join([str(classes), *classpath]), main_class],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
         self._stderr_tail: deque[str] = deque(maxlen=20)
         threading.Thread(target=self._drain_stderr, daemon=True).start()

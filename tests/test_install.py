@@ -29,10 +29,11 @@ def test_the_wheel_builds_without_warnings_and_holds_the_data(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     configs = {f"kraftcheck/spec/configs/{path.name}" for path in (REPO / "spec" / "configs").glob("*.toml")}
     findings = {f"kraftcheck/spec/findings/{path.name}" for path in (REPO / "spec" / "findings").glob("*.itf.json")}
-    assert configs and findings
-    assert configs | findings | {"kraftcheck/spec/KRaftJBOD.tla", "kraftcheck/spec/README.md",
+    scenarios = {f"kraftcheck/spec/scenarios/{path.name}" for path in (REPO / "spec" / "scenarios").glob("*.toml")}
+    assert configs and findings and len(scenarios) == 8
+    assert configs | findings | scenarios | {"kraftcheck/spec/KRaftJBOD.tla", "kraftcheck/spec/README.md",
                                  "kraftcheck/spec/ci.cfg"} <= names
     # the Java harness, compiled where conform runs
     java = {f"kraftcheck/harness/src/main/java/org/apache/kafka/controller/{path.name}"
             for path in (REPO / "harness" / "src" / "main" / "java" / "org" / "apache" / "kafka" / "controller").glob("*.java")}
-    assert len(java) == 6 and java | {"kraftcheck/harness/pom.xml"} <= names
+    assert len(java) == 7 and java | {"kraftcheck/harness/pom.xml"} <= names

@@ -34,10 +34,11 @@ def test_the_zip_holds_every_module_and_config_as_a_wheel_lays_them_out(tmp_path
     archive = tmp_path / "ship" / "kraftcheck.zip"
     names = zipfile.ZipFile(archive).namelist()
     expected = [f"kraftcheck/{f.name}" for f in (REPO / "kraftcheck").glob("*.py")]
-    for folder in ("checker", "model", "proofs", "traces", "spec", "conform", "harness"):
+    for folder in ("checker", "model", "proofs", "traces", "spec", "conform", "cluster", "harness"):
         expected += [f"kraftcheck/{folder}/{f.name}" for f in (REPO / folder).glob("*.py")]
     expected += [f"kraftcheck/spec/configs/{f.name}" for f in (REPO / "spec" / "configs").glob("*.toml")]
     expected += [f"kraftcheck/spec/findings/{f.name}" for f in (REPO / "spec" / "findings").glob("*.itf.json")]
+    expected += [f"kraftcheck/spec/scenarios/{f.name}" for f in (REPO / "spec" / "scenarios").glob("*.toml")]
     expected += [f"kraftcheck/spec/{f.name}" for f in (REPO / "spec").iterdir() if f.suffix in (".tla", ".cfg")]
     expected += ["kraftcheck/spec/README.md", "kraftcheck/spec/suite.toml"]
     expected += ["kraftcheck/harness/pom.xml", "kraftcheck/harness/README.md"]

@@ -68,7 +68,7 @@ public final class ConformanceHarness {
         protocol.flush();
     }
 
-    private static void emit(PrintStream out, String line) {
+    static void emit(PrintStream out, String line) {
         out.print(line);
         out.print('\n');
         out.flush();
@@ -361,14 +361,14 @@ public final class ConformanceHarness {
         return null;
     }
 
-    private static String badRequest(String what) {
+    static String badRequest(String what) {
         Map<String, Object> response = new LinkedHashMap<>();
         response.put("ok", false);
         response.put("badRequest", what);
         return Json.write(response);
     }
 
-    private static String fatal(Throwable t) {
+    static String fatal(Throwable t) {
         System.err.println("kraftcheck harness: unexpected failure");
         t.printStackTrace(System.err);
         Map<String, Object> response = new LinkedHashMap<>();
@@ -379,32 +379,32 @@ public final class ConformanceHarness {
 
     // ------------------------------------------------------------------ fields
 
-    private static Object required(Map<String, Object> request, String key) {
+    static Object required(Map<String, Object> request, String key) {
         if (!request.containsKey(key) || request.get(key) == null) {
             throw new BadRequest("missing field \"" + key + "\"");
         }
         return request.get(key);
     }
 
-    private static int intField(Map<String, Object> request, String key) {
+    static int intField(Map<String, Object> request, String key) {
         return toInt(required(request, key), key);
     }
 
-    private static int intField(Map<String, Object> request, String key, int defaultValue) {
+    static int intField(Map<String, Object> request, String key, int defaultValue) {
         Object value = request.get(key);
         return value == null ? defaultValue : toInt(value, key);
     }
 
-    private static long longField(Map<String, Object> request, String key) {
+    static long longField(Map<String, Object> request, String key) {
         return toLong(required(request, key), key);
     }
 
-    private static long longField(Map<String, Object> request, String key, long defaultValue) {
+    static long longField(Map<String, Object> request, String key, long defaultValue) {
         Object value = request.get(key);
         return value == null ? defaultValue : toLong(value, key);
     }
 
-    private static boolean boolField(Map<String, Object> request, String key, boolean defaultValue) {
+    static boolean boolField(Map<String, Object> request, String key, boolean defaultValue) {
         Object value = request.get(key);
         if (value == null) {
             return defaultValue;
@@ -415,7 +415,7 @@ public final class ConformanceHarness {
         return (Boolean) value;
     }
 
-    private static String stringField(Map<String, Object> request, String key, String defaultValue) {
+    static String stringField(Map<String, Object> request, String key, String defaultValue) {
         Object value = request.get(key);
         if (value == null) {
             return defaultValue;
@@ -426,7 +426,7 @@ public final class ConformanceHarness {
         return (String) value;
     }
 
-    private static List<?> listField(Map<String, Object> request, String key) {
+    static List<?> listField(Map<String, Object> request, String key) {
         Object value = request.get(key);
         if (value == null) {
             return List.of();
@@ -437,7 +437,7 @@ public final class ConformanceHarness {
         return (List<?>) value;
     }
 
-    private static int partitionField(Map<String, Object> request) {
+    static int partitionField(Map<String, Object> request) {
         int partition = intField(request, "partition");
         if (partition < 0) {
             throw new BadRequest("partition must not be negative");
@@ -445,14 +445,14 @@ public final class ConformanceHarness {
         return partition;
     }
 
-    private static long toLong(Object value, String what) {
+    static long toLong(Object value, String what) {
         if (!(value instanceof Long)) {
             throw new BadRequest("\"" + what + "\" must be an integer");
         }
         return (Long) value;
     }
 
-    private static int toInt(Object value, String what) {
+    static int toInt(Object value, String what) {
         long v = toLong(value, what);
         if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
             throw new BadRequest("\"" + what + "\" is out of the int range");
@@ -460,7 +460,7 @@ public final class ConformanceHarness {
         return (int) v;
     }
 
-    private static Uuid uuid(Object value, String what) {
+    static Uuid uuid(Object value, String what) {
         if (!(value instanceof List) || ((List<?>) value).size() != 2) {
             throw new BadRequest("\"" + what + "\" must be a UUID as [mostSignificantBits, leastSignificantBits]");
         }

@@ -13,6 +13,9 @@ import org.apache.kafka.timeline.SnapshotRegistry;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -139,6 +142,82 @@ final class KafkaCompat {
         }
         return (ControllerResult<ApiError>)
             invoke(method, configurationControl, updates, upgradeTypes, validateOnly, claimEpoch);
+    }
+
+    /** One record of a log segment: its offset and its value. */
+    static final class LogRecord {
+        final long offset;
+        final ByteBuffer value;
+        final int valueSize;
+
+        LogRecord(long offset, ByteBuffer value, int valueSize) {
+            this.offset = offset;
+            this.value = value;
+            this.valueSize = valueSize;
+        }
+    }
+
+    /** One batch of a log segment. */
+    static final class LogBatch {
+        final boolean control;
+        final long baseOffset;
+        final long lastOffset;
+        final List<LogRecord> records = new ArrayList<>();
+
+        LogBatch(boolean control, long baseOffset, long lastOffset) {
+            this.control = control;
+            this.baseOffset = baseOffset;
+            this.lastOffset = lastOffset;
+        }
+    }
+
+    /**
+     * The complete batches of a log segment's bytes (a batch cut off at the end is left out).
+     * Difference: MemoryRecords, RecordBatch and Record are in org.apache.kafka.common.record
+     * in 4.0.0 and in org.apache.kafka.common.record.internal in 4.4.0; their methods are
+     * called through the interfaces, which are public in both.
+     */
+    static List<LogBatch> readBatches(ByteBuffer bytes) {
+        String pkg = classIn("org.apache.kafka.common.record.MemoryRecords") ?
+            "org.apache.kafka.common.record." : "org.apache.kafka.common.record.internal.";
+        try {
+            Class<?> memoryRecords = Class.forName(pkg + "MemoryRecords");
+            Class<?> recordBatch = Class.forName(pkg + "RecordBatch");
+            Class<?> record = Class.forName(pkg + "Record");
+            Object records = memoryRecords.getMethod("readableRecords", ByteBuffer.class).invoke(null, bytes);
+            Method isControl = recordBatch.getMethod("isControlBatch");
+            Method baseOffset = recordBatch.getMethod("baseOffset");
+            Method lastOffset = recordBatch.getMethod("lastOffset");
+            Method offset = record.getMethod("offset");
+            Method value = record.getMethod("value");
+            Method valueSize = record.getMethod("valueSize");
+            List<LogBatch> out = new ArrayList<>();
+            for (Object batch : (Iterable<?>) memoryRecords.getMethod("batches").invoke(records)) {
+                LogBatch read = new LogBatch((Boolean) isControl.invoke(batch),
+                    (Long) baseOffset.invoke(batch), (Long) lastOffset.invoke(batch));
+                if (!read.control) {
+                    for (Object r : (Iterable<?>) batch) {
+                        read.records.add(new LogRecord((Long) offset.invoke(r),
+                            (ByteBuffer) value.invoke(r), (Integer) valueSize.invoke(r)));
+                    }
+                }
+                out.add(read);
+            }
+            return out;
+        } catch (InvocationTargetException e) {
+            throw rethrow(e.getCause());
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot read log batches with this Kafka's record classes", e);
+        }
+    }
+
+    private static boolean classIn(String name) {
+        try {
+            Class.forName(name);
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
     }
 
     // ------------------------------------------------------------------ helpers

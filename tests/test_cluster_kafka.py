@@ -1,0 +1,156 @@
+"""kraftcheck cluster against real Kafka clusters on 127.0.0.1: one KRaft controller and two
+brokers with two log directories each, Kafka's server jars from Maven Central, a fresh cluster
+per scenario.  Each shipped scenario gives a model verdict and a durability verdict, and
+nothing is left running.  Findings 1 and 7 get the line spec/README.md gives them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow
+
+
+def play(name: str, tmp_path: Path, *extra: str):
+    summary = tmp_path / "summary.json"
+    done = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "cluster", name, "--workdir",
+                           str(tmp_path / "cluster"), "--json", str(summary), *extra],
+                          capture_output=True, text=True, cwd=REPO, timeout=900)
+    assert done.stderr == "", done.stderr
+    assert not processes_under(tmp_path), "a process of the cluster is still running"
+    [entry] = json.loads(summary.read_text())["cluster"]
+    return done, entry
+
+
+def processes_under(folder: Path) -> list[int]:
+    """Processes whose command line names the folder: the cluster's JVMs, by their configs."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(folder) in cmdline and "kafka.Kafka" in cmdline:
+            pids.append(int(pid))
+    return pids
+
+
+def lines(done) -> list[str]:
+    return done.stdout.splitlines()
+
+
+KEPT = "  durability: every acknowledged record read back"
+
+
+@pytest.mark.parametrize("name, events", [
+    ("dirfailure", ["fail_dir broker 0 dir 0"]),
+    ("killrestart", ["kill broker 1", "start broker 1", "kill broker 0", "start broker 0"]),
+    ("replaceddisk", ["fail_dir broker 1 dir 0", "kill broker 1", "replace_disk broker 1 dir 0", "start broker 1"]),
+    ("movefail", ["wait 5 s", "move broker 1 dir 1", "fail_dir broker 1 dir 1"]),
+])
+def test_scenarios_the_model_reaches_and_nothing_acknowledged_is_lost(name, events, tmp_path):
+    done, entry = play(name, tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert entry["events"] == events
+    assert entry["verdict"] == "conforms, kept"
+    assert entry["model"]["conforms"] and all(step["matched"] > 0 for step in entry["model"]["steps"])
+    assert any(line.startswith("  model: conforms: every settled state") for line in lines(done))
+    assert any(line.startswith(KEPT) for line in lines(done))
+    d = entry["durability"]
+    assert d["acked"] > 0 and d["lost"] == [] and d["complete"]
+
+
+def test_a_pause_past_the_session_timeout_is_a_state_the_model_cannot_reach(tmp_path):
+    """The controller fences a broker that is still running; the model fences only brokers
+    whose process is gone (the third-round model issue adds a live broker fenced)."""
+    done, entry = play("pause", tmp_path)
+    assert done.returncode == 14, done.stdout
+    assert entry["verdict"] == "diverges, kept"
+    assert "  model: DIVERGES after pause broker 0: the model reaches 244 states there and none looks like the " \
+           "cluster; its nearest state differs in" in lines(done)
+    assert "      brokers.0.fenced: model False, cluster True" in lines(done)
+    # continued, the same incarnation is unfenced and back in the ISR
+    last = entry["observations"][-1]["view"]
+    assert (last["brokers"]["0"]["fenced"], last["partition"]["isr"]) == (False, [0, 1])
+
+
+def test_finding_7_on_a_real_cluster_the_empty_replica_is_not_elected(tmp_path):
+    """Without ELR, broker 0 back with an empty disk is unfenced before its assignment reaches
+    the controller, so no clean election makes it leader (finding 5's path): the partition
+    stays leaderless, the ISR [0], and nothing can be read; nothing acknowledged is read back
+    from an empty leader either."""
+    done, entry = play("disklost", tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert entry["verdict"] == "conforms, unread"
+    last = entry["observations"][-1]["view"]
+    assert (last["partition"]["leader"], last["partition"]["isr"], last["partition"]["elr"]) == (-1, [0], [])
+    assert last["brokers"]["0"] == {"fenced": False, "onlineDirs": ["b0/dir0", "b0/dir1"]}
+    assert entry["durability"]["error"] == "the partition has no leader"
+
+
+def test_finding_7s_events_with_elr_on_kafka_4_0_0_kafka_19522_puts_the_empty_replica_back_in_the_isr(tmp_path):
+    """With ELR, 4.0.0 elects broker 0, fenced, from the last known ELR (KAFKA-19522): when
+    broker 1 is unfenced, or in the unclean-shutdown handling of broker 0's new registration,
+    as the timing gives.  Broker 0's new incarnation, its disk empty, is then the ISR's only
+    member of a leaderless partition."""
+    done, entry = play("disklostelr", tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert entry["verdict"] == "conforms, unread"
+    views = [o["view"]["partition"] for o in entry["observations"]]
+    assert [(v["leader"], v["isr"], v["elr"]) for v in views] == [
+        (0, [0, 1], []), (0, [0], []), (-1, [], [0]), (-1, [], [0]), (-1, [], [0]), (-1, [0], [])]
+    assert views[-1]["leaderEpoch"] == 3  # elected (2), then led by nobody again (3)
+    log = [batch["records"] for batch in entry["played"]["metadataLog"]]
+    fenced = first(log, lambda r: r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "fenced=1," in r)
+    elected = first(log, lambda r: r.startswith("PartitionChangeRecord(") and ", leader=0," in r
+                    and "leaderRecoveryState=1," in r)
+    unfenced = first(log, lambda r: r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "fenced=-1," in r,
+                     after=fenced)
+    assert fenced < elected < unfenced
+
+
+def first(log: list[list[str]], wanted, after: int = -1) -> int:
+    """The index of the first batch after ``after`` holding a record ``wanted`` accepts."""
+    return next(i for i, records in enumerate(log) if i > after and any(wanted(r) for r in records))
+
+
+def test_finding_1s_order_on_a_real_cluster(tmp_path):
+    """Paused until fenced, its directory failed while stopped, continued: the broker's first
+    heartbeat unfences it (and elects it, on the failed directory) before it has noticed the
+    failure, and a later one reports it.  No batch both unfences the broker and drops the
+    directory, as finding 1's heartbeat does; the settled state has no leader on the failed
+    directory.  The pause itself is what the model cannot reach yet."""
+    done, entry = play("heartbeatdir", tmp_path)
+    assert done.returncode == 14, done.stdout
+    last = entry["observations"][-1]["view"]
+    assert (last["partition"]["leader"], last["partition"]["elr"]) == (-1, [0])
+    assert last["brokers"]["0"] == {"fenced": False, "onlineDirs": ["b0/dir1"]}
+    log = [batch["records"] for batch in entry["played"]["metadataLog"]]
+    unfences = lambda r: r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "fenced=-1," in r  # noqa: E731
+    drops_dir = lambda r: r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "logDirs=[]" not in r  # noqa: E731
+    fenced = first(log, lambda r: r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "fenced=1," in r)
+    back = first(log, unfences, after=fenced)
+    assert any(r.startswith("PartitionChangeRecord(") and ", leader=0," in r for r in log[back])
+    dropped = first(log, drops_dir, after=fenced)
+    assert back < dropped
+    assert any(r.startswith("PartitionChangeRecord(") and ", leader=-1," in r for r in log[dropped])
+
+
+def test_finding_7s_events_with_elr_on_kafka_4_4_0_nobody_is_eligible(tmp_path):
+    """4.4.0 has KAFKA-19522's fix: nobody is elected while broker 0 is fenced, and its new
+    incarnation's unclean shutdown takes it out of the ELR, which leaves the partition with
+    neither ISR nor ELR: only an unclean election could give it a leader."""
+    done, entry = play("disklostelr", tmp_path, "--kafka-version", "4.4.0")
+    assert done.returncode == 0, done.stdout
+    assert (entry["kafkaVersion"], entry["verdict"]) == ("4.4.0", "conforms, unread")
+    last = entry["observations"][-1]["view"]["partition"]
+    assert (last["leader"], last["isr"], last["elr"], last["leaderEpoch"]) == (-1, [], [], 1)
+    log = [batch["records"] for batch in entry["played"]["metadataLog"]]
+    assert not any("leaderRecoveryState=1," in r for records in log for r in records)
