@@ -20,6 +20,7 @@ the model's nearest state (the fewest fields apart).
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -63,6 +64,8 @@ class Held:
     #: the index of the first observation no model state matches, or None: it conforms
     diverged_at: int | None = None
     not_modeled: str | None = None
+    #: how long the model's search took
+    seconds: float = 0.0
 
     @property
     def conforms(self) -> bool:
@@ -140,6 +143,13 @@ def observed_groups(events: list[Event]) -> list[list[Event]]:
 
 
 def hold(played: Played) -> Held:
+    started = time.perf_counter()
+    held = _hold(played)
+    held.seconds = time.perf_counter() - started
+    return held
+
+
+def _hold(played: Played) -> Held:
     settings = model_settings(played)
     held = Held(settings)
     model = make_model(settings)

@@ -239,7 +239,8 @@ def report(played, held) -> tuple[str, int]:
         verdicts.append("kept")
     if d.unexpected:
         print(f"  durability: {len(d.unexpected)} records read that were never sent")
-    print(f"  ({played.seconds:.0f} s against Kafka {played.kafka_version})")
+    searched = f"; the model's search {held.seconds:.1f} s" if held is not None and not held.not_modeled else ""
+    print(f"  ({played.seconds:.0f} s against Kafka {played.kafka_version}{searched})")
     return ", ".join(verdicts), code
 
 
@@ -262,6 +263,7 @@ def summary(played, held, verdict: str) -> dict:
     }
     if held is not None:
         out["model"] = {"settings": held.settings, "conforms": held.conforms, "notModeled": held.not_modeled,
+                        "seconds": round(held.seconds, 2),
                         "steps": [{"after": s.after, "reached": s.reached, "matched": s.matched,
                                    "nearest": [{"field": f, "model": m, "cluster": c} for f, m, c in s.nearest]}
                                   for s in held.steps]}

@@ -154,3 +154,22 @@ def test_finding_7s_events_with_elr_on_kafka_4_4_0_nobody_is_eligible(tmp_path):
     assert (last["leader"], last["isr"], last["elr"], last["leaderEpoch"]) == (-1, [], [], 1)
     log = [batch["records"] for batch in entry["played"]["metadataLog"]]
     assert not any("leaderRecoveryState=1," in r for records in log for r in records)
+
+
+def test_a_cluster_already_running_at_bootstrap(tmp_path):
+    """--bootstrap plays a scenario that needs no process against a cluster someone else
+    started on this machine (here, one this test starts): a move, held to the model."""
+    from kraftcheck.cluster.nodes import ClusterSpec, LoopbackCluster
+
+    scenario = tmp_path / "move.toml"
+    scenario.write_text('# A move.\n[[events]]\ndo = "move"\nbroker = "follower"\ndir = "other"\n')
+    with LoopbackCluster(tmp_path / "theirs", ClusterSpec()) as theirs:
+        done = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "cluster", str(scenario), "--bootstrap",
+                               theirs.bootstrap, "--metadata-log", str(theirs.metadata_log_dir()), "--json",
+                               str(tmp_path / "summary.json")], capture_output=True, text=True, cwd=REPO, timeout=600)
+        assert done.stderr == ""
+        assert len(theirs.pids()) == 3  # their processes are left alone
+    assert done.returncode == 0, done.stdout
+    [entry] = json.loads((tmp_path / "summary.json").read_text())["cluster"]
+    assert (entry["events"], entry["verdict"]) == (["move broker 1 dir 1"], "conforms, kept")
+    assert entry["observations"][-1]["view"]["partition"]["dirs"] == ["b0/dir0", "b1/dir1"]

@@ -337,7 +337,7 @@ def test_an_unreleased_kafka_version_is_one_line_exit_2(tmp_path):
     done = kraftcheck("conform", "--kafka-version", "9.9.9", str(FINDINGS / "heartbeat_LeaderOnOnlineDir.itf.json"),
                       env=dict(os.environ, KRAFTCHECK_CACHE=str(tmp_path / "cache")))
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == ("error: Maven could not resolve Kafka 9.9.9's jars (org.apache.kafka:kafka-metadata:jar:9.9.9 "
+    assert done.stderr == ("error: Maven could not resolve Kafka 9.9.9's controller jars (org.apache.kafka:kafka-metadata:jar:9.9.9 "
                            "and others): no such release, or Maven Central out of reach\n")
 
 
