@@ -427,6 +427,7 @@ def _start_jvm(options: dict[str, str], before_context: Callable[[Any], None]) -
         conf.set(key, value)
     jvm_output = JvmOutput()
     launched: list[subprocess.Popen] = []
+    children_before = _session_leading_children()
     try:
         with _recording_processes(launched):
             gateway = launch_gateway(conf, popen_kwargs={
@@ -437,6 +438,11 @@ def _start_jvm(options: dict[str, str], before_context: Callable[[Any], None]) -
         # started one learns that its driver is gone: it is stopped here, with the launcher.
         for process in launched:
             _stop_process_group(process)
+        # A signal that lands while Popen runs, or just after it returns, leaves its process
+        # unrecorded: any child that leads a session of its own and was not there before the
+        # launch is the launcher's, and is stopped with its group too.
+        for pid in _session_leading_children() - children_before - {p.pid for p in launched}:
+            _kill_group(pid)
         if isinstance(e, Exception):
             raise _StartFailed(jvm_output.reason(e, ended=True)) from None
         raise
@@ -447,6 +453,12 @@ def _start_jvm(options: dict[str, str], before_context: Callable[[Any], None]) -
         SparkContext(conf=conf, gateway=gateway)
     except Exception as e:
         raise _StartFailed(jvm_output.reason(e)) from None
+    except BaseException:
+        # A signal while the SparkContext is made: the JVM would go once this process's end
+        # closes its stdin, but a loaded machine takes its time; it is stopped now.
+        for process in launched:
+            _stop_process_group(process)
+        raise
     return jvm_output
 
 
@@ -469,6 +481,37 @@ def _recording_processes(launched: list):
         yield
     finally:
         java_gateway.Popen = original
+
+
+def _session_leading_children() -> set[int]:
+    """This process's children that lead a session of their own (read from /proc; an empty
+    set where there is none)."""
+    me = os.getpid()
+    found = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # after the command's ")": state, ppid, pgrp, session
+        if int(fields[1]) == me and int(fields[3]) == int(entry):
+            found.add(int(entry))
+    return found
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
 
 
 def _stop_process_group(process: "subprocess.Popen") -> None:
