@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from kraftcheck.model import make_model
 from kraftcheck.model.config import KAFKA_RELEASES
-from kraftcheck.model.state import INCARNATION
+from kraftcheck.model.state import INCARNATION, REPAIRED, REPLACED
 
 from .observe import cluster_view, differences, frozen, model_view
 from .play import Played
@@ -79,7 +79,10 @@ def model_settings(played: Played) -> dict:
     if played.kafka_version not in KAFKA_RELEASES:
         raise NotModeled(f"the model knows Kafka releases {KAFKA_RELEASES[0]} to {KAFKA_RELEASES[-1]}, "
                          f"not {played.kafka_version}")
-    count = lambda do: sum(1 for e in played.events if e.do == do)  # noqa: E731
+
+    def count(do: str) -> int:
+        return sum(1 for e in played.events if e.do == do)
+
     return {
         "brokers": s.spec.brokers, "dirs_per_broker": s.spec.dirs_per_broker, "partitions": 1,
         "replication_factor": s.replication_factor, "min_isr": s.min_insync_replicas, "elr": s.spec.elr,
@@ -89,10 +92,9 @@ def model_settings(played: Played) -> dict:
     }
 
 
-def event_matcher(event: Event, fates: dict[int, int]):
-    """The model action an event is, as a predicate on actions; None for no action."""
-    from kraftcheck.model.state import REPAIRED, REPLACED
-
+def event_matcher(event: Event, fates: dict[int, str]):
+    """The model action an event is, as a predicate on actions; None for no action.  ``fates``:
+    slot -> "repaired" or "replaced", for a start."""
     b = event.broker
     if event.do == "fail_dir":
         return lambda a: a == ("BrokerFailsDir", b, event.dir)

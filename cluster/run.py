@@ -159,7 +159,12 @@ def hold_recorded(args) -> int:
     summaries = []
     for played in played_runs:
         print(f"{played.scenario.name}: {played.scenario.summary} (recorded against Kafka {played.kafka_version})")
-        held = held_to_model(played)
+        try:
+            held = held_to_model(played)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            _write_summary(args, summaries)
+            return _bad(f"{args.recorded}: a recorded observation is not one 'kraftcheck cluster --json' writes "
+                        f"({e.__class__.__name__}: {e})")
         verdict, scenario_code = report(played, held)
         code = max(code, scenario_code)
         summaries.append(summary(played, held, verdict))

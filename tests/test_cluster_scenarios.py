@@ -139,8 +139,9 @@ def test_bootstrap_addresses(value):
 
 @pytest.mark.parametrize("value", ["127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "a b:1", ":9092"])
 def test_bad_bootstrap_addresses(value):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as e:
         check_bootstrap(value)
+    assert str(e.value) == f"--bootstrap: not HOST:PORT: {value!r}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,3 +212,13 @@ def test_the_recorded_command_gives_the_same_verdict():
     assert "  model: DIVERGES after pause broker 0: the model reaches 244 states there and none looks like the " \
            "cluster; its nearest state differs in" in done.stdout.splitlines()
     assert "      brokers.0.fenced: model False, cluster True" in done.stdout.splitlines()
+
+
+def test_a_recorded_observation_that_is_not_one(tmp_path):
+    data = json.loads((RECORDED / "dirfailure.json").read_text())
+    del data["cluster"][0]["played"]["observations"][1]["controller"]["brokers"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    done = kraftcheck("cluster", "--recorded", str(bad))
+    assert (done.returncode, done.stderr.strip()) == (
+        2, f"error: {bad}: a recorded observation is not one 'kraftcheck cluster --json' writes (KeyError: 'brokers')")
