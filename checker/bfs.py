@@ -187,6 +187,13 @@ class _Search:
 
     def _run(self) -> Result:
         self.started = time.perf_counter()
+        frontier = self._initial_level()
+        level_seconds = [time.perf_counter() - self.started]
+        self._levels(frontier, level_seconds)
+        return self._finish(level_seconds)
+
+    def _initial_level(self) -> list[State]:
+        """Admit and check the initial states; the first level's frontier."""
         inits = initial_states(self.model, self.canonical)
         self.generated = len(inits)
         frontier = []
@@ -194,10 +201,17 @@ class _Search:
             if self._admit_init(state, ordinal):
                 frontier.append(state)
         self._check_invariants(frontier, 0)
-        level_seconds = [time.perf_counter() - self.started]
         self.depth = 1 if frontier else 0
+        return frontier
 
+    def _levels(self, frontier: list[State], level_seconds: list[float], hand_over=None) -> list[State]:
+        """Search level after level from ``frontier`` (its states admitted and checked).
+
+        Stops where the search ends, and returns []; or, when ``hand_over(frontier)`` says so
+        before a level is expanded, returns that level for another strategy to go on from."""
         while frontier and not self._must_stop():
+            if hand_over is not None and hand_over(frontier):
+                return frontier
             level_started = time.perf_counter()
             if self.max_depth is not None and self.depth >= self.max_depth:
                 self._probe(frontier)
@@ -209,7 +223,7 @@ class _Search:
                 self.depth += 1
                 level_seconds.append(time.perf_counter() - level_started)
             self._report(len(frontier))
-        return self._finish(level_seconds)
+        return []
 
     def _admit_init(self, state, ordinal) -> bool:
         fp = self.fingerprint(state)

@@ -61,6 +61,8 @@ class Result:
     level_seconds: list[float] = field(default_factory=list)
     #: bytes the engine held for visited fingerprints and parent records
     memory_bytes: int = 0
+    #: processes that ran the model's code (the local engine's ``--workers``)
+    workers: int = 1
 
     def set_coverage(self, generated: Mapping, distinct: Mapping, declared: Iterable[str] | None) -> None:
         """Coverage per action name from per-action counts (actions keyed as the model gave them),
@@ -119,6 +121,7 @@ class Result:
         return {
             "verdict": self.verdict,
             "engine": self.engine,
+            "workers": self.workers,
             "distinct_states": self.distinct_states,
             "generated_states": self.generated_states,
             "depth": self.depth,

@@ -1,0 +1,551 @@
+"""The local engine on several cores: the same breadth-first search, its levels sharded.
+
+The search starts as the one-core engine (:mod:`.bfs`) does.  When a level first holds
+:data:`HAND_OVER_AT` states or more, the process forks ``N`` workers, which inherit the
+visited fingerprints and the level as they are, and the rest of the search runs in them.
+A search that never holds a level that wide (most of the shipped configs) never forks: a
+worker's start and the exchanges of every level would cost more than they save there.
+
+Worker ``w`` owns the fingerprints ``f`` with ``f mod N == w``: it keeps their visited set,
+and it expands the states among them that are new.  A level runs in three exchanges, over
+one pipe for each pair of workers (a thread writes what a worker sends while it reads what
+it receives, so no two workers wait on each other):
+
+1. each worker generates its states' successors and offers each to its owner, as a
+   fingerprint and the step that reached it: (parent's index, position among the parent's
+   successors).  Only fingerprints cross, not states: most successors were seen before;
+2. each owner keeps, for every offered fingerprint it has not visited, the least step, as the
+   one-core engine, which reaches states in that order, keeps the first;
+3. and asks for the states of those steps, which their workers then send (pickled in one
+   batch, so the parts that successive states share are sent once).
+
+A state's index is its position in the order the one-core engine reaches states in.  The
+workers send the steps of their new states to the coordinating process, which merges them
+in step order and numbers them: state ``first + i`` is the ``i``-th new state of the level
+in that order.  So the coordinator holds the parent records as the one-core engine does (a
+counterexample is rebuilt from them the same way, :mod:`.path`), and every figure is that
+engine's: distinct and generated states, depth, coverage per action (the action of the least
+step), the first violating state of each invariant in that order (the same counterexample),
+the first deadlock and bad step, the states a ``max_states`` bound admits.
+
+The coordinator only merges and numbers (about a microsecond a state); the model's code runs
+in the workers.  Each worker ignores SIGINT (the coordinator, which gets Ctrl-C too, stops
+it), and dies with the coordinator (``PR_SET_PDEATHSIG``, on Linux).  The coordinator stops
+the workers with SIGKILL on whatever ends the search early.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+import time
+import traceback
+from array import array
+from collections import Counter, _count_elements
+from marshal import dumps as marshal_dumps
+from multiprocessing.connection import wait
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+from xxhash import xxh3_64_intdigest as _xxh3
+
+from . import bfs
+from .bfs import OutOfMemory, ProgressCallback, _action_text, check_state_types
+from .fingerprint import marshals_directly
+from .protocol import Model, ModelProtocolError, predicate_holds
+from .result import Result
+
+#: A level this wide is searched by the workers, and every level after it.
+HAND_OVER_AT = 2000
+
+_first = itemgetter(0)
+_second = itemgetter(1)
+_step = itemgetter(0, 1)
+_fingerprint = itemgetter(2)
+_dumps = pickle.dumps
+_PICKLE = pickle.HIGHEST_PROTOCOL
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity, which a container or ``taskset`` may
+    narrow), or every core where the affinity cannot be read."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def explore(model: Model, *, workers: int = 1, hand_over_at: int = HAND_OVER_AT, **options) -> Result:
+    """:func:`.bfs.explore` with ``workers`` processes: the same result, whatever their number."""
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    if workers == 1 or not hasattr(os, "fork"):
+        result = bfs.explore(model, **options)
+        result.workers = 1
+        return result
+    return _ShardedSearch(model, workers, hand_over_at, **options).run()
+
+
+class WorkerFailed(Exception):
+    """The model's code failed in a worker: ``description`` says how and where, as the CLI
+    says it of a failure in its own process."""
+
+    def __init__(self, description: str):
+        super().__init__(description)
+        self.description = description
+
+
+class WorkerLost(Exception):
+    """A worker ended without saying why: killed by a signal (the kernel's out-of-memory
+    killer, most often) or exited."""
+
+
+def describe_failure(e: BaseException) -> str:
+    """What the model's code did, with the file and line where it happened."""
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    if isinstance(e, SystemExit):
+        return f"the model called sys.exit({e.code!r}){where}"
+    return f"the model raised {type(e).__name__}: {e}{where}"
+
+
+# ---------------------------------------------------------------- the coordinator
+
+
+class _ShardedSearch(bfs._Search):
+    def __init__(self, model, workers, hand_over_at, *, max_states=None, max_depth=None, check_deadlock=True,
+                 stop_on_violation=True, progress: ProgressCallback | None = None):
+        super().__init__(model, max_states, max_depth, check_deadlock, stop_on_violation, progress)
+        self.workers = workers
+        self.hand_over_at = max(1, hand_over_at)
+        self.worker_memory = 0
+
+    def _run(self) -> Result:
+        self.started = time.perf_counter()
+        frontier = self._initial_level()
+        level_seconds = [time.perf_counter() - self.started]
+        left = self._levels(frontier, level_seconds, hand_over=lambda level: len(level) >= self.hand_over_at)
+        if left:
+            with _Workers(self, left) as workers:
+                del left
+                self._sharded_levels(workers, level_seconds)
+                self.worker_memory = sum(workers.call("memory_bytes"))
+        result = self._finish(level_seconds)
+        result.workers = self.workers
+        return result
+
+    def memory_bytes(self) -> int:
+        return super().memory_bytes() + self.worker_memory
+
+    def _sharded_levels(self, workers: "_Workers", level_seconds: list[float]) -> None:
+        frontier_size = workers.frontier_size
+        while frontier_size and not self._must_stop():
+            level_started = time.perf_counter()
+            probing = self.max_depth is not None and self.depth >= self.max_depth
+            steps_to_check = [name for name in self.action_invariants if name not in self.bad_steps]
+            find_deadlock = self.check_deadlock and self.deadlocked is None
+            expanded = workers.call("expand", probing, steps_to_check, find_deadlock)
+            for reply in expanded:
+                self.generated += reply["generated"]
+                self.generated_by_action.update(reply["generated_by_action"])
+                if reply["deadlocked"] is not None and (self.deadlocked is None or reply["deadlocked"] < self.deadlocked):
+                    self.deadlocked = reply["deadlocked"]
+                for name, step in reply["bad_steps"].items():
+                    if name not in self.bad_steps or step < self.bad_steps[name]:
+                        self.bad_steps[name] = step
+            if probing:
+                if any(reply["any_new"] for reply in expanded):
+                    self.result.stopped_by = "max_depth"
+                break
+            first_new = self.distinct
+            indices = self._number(expanded)
+            del expanded
+            type_checked_below = first_new + max(self.type_checks_left, 0)
+            invariants_to_check = [name for name in self.invariants if name not in self.bad_states]
+            admitted = workers.call_each("admit", [(own, type_checked_below, invariants_to_check) for own in indices])
+            frontier_size = self.distinct - first_new
+            self.type_checks_left -= frontier_size
+            problems = [reply["type_problem"] for reply in admitted if reply["type_problem"] is not None]
+            if problems:
+                raise ModelProtocolError(min(problems)[1])
+            for reply in admitted:
+                self.distinct_by_action.update(reply["distinct_by_action"])
+                for name, index in reply["bad_states"].items():
+                    if name not in self.bad_states or index < self.bad_states[name]:
+                        self.bad_states[name] = index
+            if frontier_size:
+                self.depth += 1
+                level_seconds.append(time.perf_counter() - level_started)
+            self._report(frontier_size)
+
+    def _number(self, expanded: list[dict]) -> list[array]:
+        """Number the level's new states in step order, record their steps, and return each
+        worker's indices, in its own order; at the ``max_states`` bound, only the first."""
+        n = self.workers
+        keys: list[int] = []
+        for worker, reply in enumerate(expanded):
+            keys += [((parent << 32) | ordinal) * n + worker for parent, ordinal in zip(reply["parents"], reply["ordinals"])]
+        # Each worker's keys are sorted already: the sort merges n runs.
+        keys.sort()
+        if self.max_states is not None and len(keys) > self.max_states - self.distinct:
+            del keys[max(self.max_states - self.distinct, 0):]
+            self.result.stopped_by = "max_states"
+        indices = [array("q") for _ in range(n)]
+        to_worker = [own.append for own in indices]
+        add_parent, add_ordinal = self.parents.append, self.ordinals.append
+        index = self.distinct
+        for key in keys:
+            to_worker[key % n](index)
+            step = key // n
+            add_parent(step >> 32)
+            add_ordinal(step & 0xFFFFFFFF)
+            index += 1
+        return indices
+
+
+class _Workers:
+    """The worker processes, started by fork from the coordinator, which they inherit."""
+
+    def __init__(self, search: _ShardedSearch, frontier: list):
+        self.search = search
+        self.n = search.workers
+        context = multiprocessing.get_context("fork")
+        # one pipe each way between the coordinator and each worker; one pipe per ordered pair
+        # of workers
+        self.links = [context.Pipe() for _ in range(self.n)]
+        peer_pipes = {(a, b): context.Pipe(duplex=False) for a in range(self.n) for b in range(self.n) if a != b}
+        first_index = search.distinct - len(frontier)
+        self.processes = []
+        try:
+            for worker in range(self.n):
+                inbox = {peer: peer_pipes[(peer, worker)][0] for peer in range(self.n) if peer != worker}
+                outbox = {peer: peer_pipes[(worker, peer)][1] for peer in range(self.n) if peer != worker}
+                process = context.Process(
+                    target=_worker_main, name=f"kraftcheck-worker-{worker}", daemon=True,
+                    args=(search, frontier, first_index, worker, self.links[worker][1], inbox, outbox))
+                process.start()
+                self.processes.append(process)
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            for reader, writer in peer_pipes.values():
+                reader.close()
+                writer.close()
+            for _, theirs in self.links:
+                theirs.close()
+        self.frontier_size = len(frontier)
+        # The workers hold the visited fingerprints from here on.
+        search.visited = set()
+        gc.collect()
+
+    def __enter__(self) -> "_Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def call(self, method: str, *args) -> list:
+        return self.call_each(method, [args] * self.n)
+
+    def call_each(self, method: str, args: list) -> list:
+        """Ask every worker to run ``method`` with its own arguments; their replies, in order."""
+        for (ours, _), own in zip(self.links, args):
+            ours.send((method, own))
+        replies: list = [None] * self.n
+        waiting = {ours: worker for worker, (ours, _) in enumerate(self.links)}
+        sentinels = {process.sentinel: worker for worker, process in enumerate(self.processes)}
+        while waiting:
+            for ready in wait(list(waiting) + list(sentinels)):
+                if ready in waiting:
+                    worker = waiting.pop(ready)
+                    try:
+                        replies[worker] = ready.recv()
+                    except (EOFError, OSError):
+                        self._lost(worker)
+                elif ready in sentinels and not any(w == sentinels[ready] for w in waiting.values()):
+                    continue
+                elif ready in sentinels:
+                    self._lost(sentinels[ready])
+        for reply in replies:
+            if isinstance(reply, _Failure):
+                reply.raise_it(self.search.distinct)
+        return replies
+
+    def _lost(self, worker: int):
+        process = self.processes[worker]
+        process.join(timeout=1)
+        code = process.exitcode
+        how = (f"was killed by {signal.Signals(-code).name}" if code is not None and code < 0
+               else f"exited with code {code}" if code is not None else "stopped answering")
+        hint = " (the kernel's out-of-memory killer, if nobody else sent it)" if code == -signal.SIGKILL else ""
+        raise WorkerLost(f"worker {worker} of the search (pid {process.pid}) {how}{hint} after "
+                         f"{self.search.distinct:,} distinct states")
+
+    def stop(self) -> None:
+        """Stop every worker at once (SIGKILL: a worker holds nothing worth a clean end) and reap it."""
+        for process in self.processes:
+            if process.exitcode is None:
+                try:
+                    os.kill(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for process in self.processes:
+            process.join()
+        for ours, _ in self.links:
+            ours.close()
+        self.processes = []
+
+
+class _Failure:
+    """What stopped a worker's part of a call, sent back to the coordinator."""
+
+    def __init__(self, kind: str, text: str):
+        self.kind, self.text = kind, text
+
+    def raise_it(self, distinct: int):
+        if self.kind == "memory":
+            raise OutOfMemory(distinct)
+        if self.kind == "protocol":
+            raise ModelProtocolError(self.text)
+        raise WorkerFailed(self.text)
+
+
+# ---------------------------------------------------------------- a worker
+
+
+def _worker_main(search, frontier, first_index, me, link, inbox, outbox) -> None:
+    # Ctrl-C reaches every process of the terminal's group: the coordinator handles it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    _die_with_parent()
+    shard = _Shard(search, me, inbox, outbox)
+    shard.adopt(search.visited, frontier, first_index)
+    del search, frontier
+    while True:
+        try:
+            method, args = link.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply = getattr(shard, method)(*args)
+        except MemoryError:
+            reply = _Failure("memory", "")
+        except ModelProtocolError as e:
+            reply = _Failure("protocol", str(e))
+        except BaseException as e:  # the model's code: sys.exit() too
+            reply = _Failure("model", describe_failure(e))
+        link.send(reply)
+
+
+def _die_with_parent() -> None:
+    """Have the kernel kill this process when the coordinator dies, however it dies (Linux)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the coordinator was already gone
+        os._exit(1)
+
+
+class _Shard:
+    """A worker's part of the search: the fingerprints it owns, and its states of the level."""
+
+    def __init__(self, search: _ShardedSearch, me: int, inbox: dict, outbox: dict):
+        self.model = search.model
+        self.me, self.n = me, search.workers
+        self.canonical = search.canonical
+        self.fingerprint = search.fingerprint
+        self.invariants = search.invariants
+        self.action_invariants = search.action_invariants
+        self.inbox, self.outbox = inbox, outbox
+        self.visited: set[int] = set()
+        self.frontier: list = []
+        self.indices = array("q")
+        # the level's new states, in step order, until the coordinator numbers them
+        self.pending: list = []
+
+    def adopt(self, visited: set[int], frontier: list, first_index: int) -> None:
+        n, me = self.n, self.me
+        self.visited = {fp for fp in visited if fp % n == me}
+        fingerprint = self.fingerprint
+        for position, state in enumerate(frontier):
+            if fingerprint(state) % n == me:
+                self.frontier.append(state)
+                self.indices.append(first_index + position)
+
+    def memory_bytes(self) -> int:
+        return self.visited.__sizeof__() + len(self.visited) * (2**63).__sizeof__()
+
+    # ------------------------------------------------------------ a level's expansion
+
+    def expand(self, probing: bool, steps_to_check: list[str], find_deadlock: bool) -> dict:
+        n, me = self.n, self.me
+        successors = self.model.successors
+        fingerprint = self.fingerprint
+        frontier, indices = self.frontier, self.indices
+        inline = self.canonical is None and bool(frontier) and marshals_directly(frontier[0])
+        visited = self.visited
+        step_properties = {name: self.action_invariants[name] for name in steps_to_check} if not probing else {}
+        bad_steps: dict[str, tuple[int, int]] = {}
+        deadlocked = None
+        generated = 0
+        generated_by_action: Counter = Counter()
+        # fingerprint -> (parent, ordinal, action, state): the least step to each successor,
+        # since states are expanded in index order and each one's successors in order
+        boxes: list[dict] = [{} for _ in range(n)]
+        mine = boxes[me]
+        for position, state in enumerate(frontier):
+            succ = list(successors(state))
+            parent = indices[position]
+            if not succ:
+                if find_deadlock and deadlocked is None:
+                    deadlocked = parent
+                continue
+            generated += len(succ)
+            _count_elements(generated_by_action, map(_first, succ))
+            if step_properties:
+                self._check_steps(state, succ, parent, step_properties, bad_steps)
+            ordinal = 0
+            for action, target in succ:
+                fp = _xxh3(marshal_dumps(target, 2)) if inline else fingerprint(target)
+                box = boxes[fp % n]
+                if fp not in box and (box is not mine or fp not in visited):
+                    box[fp] = (parent, ordinal, action, target)
+                ordinal += 1
+        reply = {"generated": generated, "generated_by_action": generated_by_action, "deadlocked": deadlocked,
+                 "bad_steps": bad_steps}
+        if probing:
+            offered = self._exchange({peer: _dumps(array("Q", boxes[peer]), _PICKLE) for peer in self.outbox})
+            reply["any_new"] = bool(mine) or any(
+                fp not in visited for data in offered.values() for fp in pickle.loads(data))
+            return reply
+        self.frontier, self.indices = [], array("q")
+        reply["parents"], reply["ordinals"] = self._settle(boxes)
+        return reply
+
+    def _check_steps(self, state, succ, parent, properties, bad_steps) -> None:
+        for name, holds in properties.items():
+            if name in bad_steps:
+                continue
+            for ordinal, (action, target) in enumerate(succ):
+                verdict = holds(state, action, target)
+                if not verdict and not predicate_holds("step property", name, verdict):
+                    bad_steps[name] = (parent, ordinal)
+                    break
+
+    def _settle(self, boxes: list[dict]) -> tuple[array, array]:
+        """Offer the successors to their owners, take the least step to each new one of ours,
+        fetch those states; the steps of our new states, in order."""
+        visited = self.visited
+        offers = {}
+        for peer in self.outbox:
+            box = boxes[peer]
+            steps = box.values()
+            offers[peer] = _dumps((array("Q", box), array("q", map(_first, steps)),
+                                   array("I", (step[1] for step in steps))), _PICKLE)
+        offered = self._exchange(offers)
+        # fingerprint -> (parent, ordinal, worker that has the state)
+        best = {fp: (step[0], step[1], self.me) for fp, step in boxes[self.me].items()}
+        for peer, data in offered.items():
+            fps, parents, ordinals = pickle.loads(data)
+            for fp, parent, ordinal in zip(fps, parents, ordinals):
+                if fp in visited:
+                    continue
+                known = best.get(fp)
+                if known is None or (parent, ordinal) < known[:2]:
+                    best[fp] = (parent, ordinal, peer)
+        wanted: dict[int, array] = {peer: array("Q") for peer in self.outbox}
+        for fp, (_, _, holder) in best.items():
+            if holder != self.me:
+                wanted[holder].append(fp)
+        asked = self._exchange({peer: _dumps(fps, _PICKLE) for peer, fps in wanted.items()})
+        sent = self._exchange({
+            peer: _dumps([boxes[peer][fp][2:] for fp in pickle.loads(data)], _PICKLE) for peer, data in asked.items()})
+        fetched = {}
+        # the states asked of a peer come back in the order they were asked for
+        for peer, data in sent.items():
+            fetched.update(zip(wanted[peer], pickle.loads(data)))
+        mine = boxes[self.me]
+        new = []
+        for fp, (parent, ordinal, holder) in best.items():
+            action, state = mine[fp][2:] if holder == self.me else fetched[fp]
+            new.append((parent, ordinal, fp, action, state))
+        del boxes, best, fetched
+        new.sort(key=_step)
+        visited.update(map(_fingerprint, new))
+        self.pending = new
+        return array("q", map(_first, new)), array("I", map(_second, new))
+
+    def _exchange(self, outgoing: dict[int, bytes]) -> dict[int, bytes]:
+        """Send each peer its message and receive each peer's, at the same time."""
+        order = sorted(outgoing, key=lambda peer: (peer - self.me) % self.n)
+
+        def send_all():
+            for peer in order:
+                self.outbox[peer].send_bytes(outgoing[peer])
+
+        sender = threading.Thread(target=send_all, daemon=True)
+        sender.start()
+        received = {}
+        waiting = {conn: peer for peer, conn in self.inbox.items()}
+        while waiting:
+            for conn in wait(list(waiting)):
+                received[waiting.pop(conn)] = conn.recv_bytes()
+        sender.join()
+        return received
+
+    # ------------------------------------------------------------ a level's admission
+
+    def admit(self, own_indices: array, type_checked_below: int, invariants_to_check: list[str]) -> dict:
+        pending, self.pending = self.pending, []
+        kept = len(own_indices)
+        for _, _, fp, _, _ in pending[kept:]:  # past the max_states bound
+            self.visited.discard(fp)
+        del pending[kept:]
+        self.frontier = [state for _, _, _, _, state in pending]
+        self.indices = own_indices
+        distinct_by_action = Counter(action for _, _, _, action, _ in pending)
+        reply: dict[str, Any] = {"distinct_by_action": distinct_by_action, "type_problem": self._type_problem(
+            pending, own_indices, type_checked_below), "bad_states": {}}
+        if reply["type_problem"] is not None:
+            return reply
+        for name in invariants_to_check:
+            verdicts = list(map(self.invariants[name], self.frontier))
+            if not all(verdicts):
+                first_false = next(i for i, v in enumerate(verdicts) if not predicate_holds("invariant", name, v))
+                reply["bad_states"][name] = own_indices[first_false]
+        return reply
+
+    def _type_problem(self, pending, indices, checked_below) -> tuple[int, str] | None:
+        """(index, message) of the first new state that is not made of what states are made
+        of, as the one-core engine checks them: in full for the first states of the search,
+        by hashing for the rest, and in full again when one does not hash."""
+        def first_problem(positions):
+            for position in positions:
+                _, _, _, action, state = pending[position]
+                try:
+                    check_state_types(state, self.canonical, f"the state {_action_text(action)} led to")
+                except ModelProtocolError as e:
+                    return indices[position], str(e)
+            return None
+
+        problem = first_problem(i for i in range(len(pending)) if indices[i] < checked_below)
+        if problem is not None:
+            return problem
+        try:
+            for _, _, _, _, state in pending:
+                hash(state)
+        except TypeError:
+            return first_problem(range(len(pending)))
+        return None
+
