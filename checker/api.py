@@ -10,17 +10,17 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .bfs import explore
 from .config import CheckConfig, ModelFailed, build_model, load_config
 from .result import Result
+from .workers import available_cores, explore
 
 #: Keyword arguments of :func:`check` that set the search; every other one is a model setting.
-SEARCH_KEYWORDS = ("max_states", "max_depth", "deadlock", "keep_going", "symmetry")
+SEARCH_KEYWORDS = ("max_states", "max_depth", "deadlock", "keep_going", "symmetry", "workers")
 
 
 def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_depth: int | None = None,
           deadlock: bool | None = None, keep_going: bool = False, symmetry: bool = True,
-          **settings: Any) -> Result:
+          workers: int | str = 1, **settings: Any) -> Result:
     """Explore every reachable state of a model, with the local engine, and return the :class:`Result`.
 
     ``config_or_model`` is a config file's path (``str`` or path-like, as ``kraftcheck check``
@@ -30,9 +30,15 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
     a model object takes none.  The search stops after the level of its first violation
     unless ``keep_going`` (or the config's ``continue``); ``max_states``, ``max_depth`` and ``deadlock`` override the
     config's ``[check]`` table, and ``symmetry=False`` ignores the model's ``canonical``.
+    ``workers`` is the number of processes the search runs the model in (``"auto"``: every
+    core), as ``kraftcheck check --workers``; the result is the same whatever their number.
 
     A config or a setting that cannot be used raises ``ValueError`` (the CLI's bad input); what
     the model's own code raises is raised as it is."""
+    if workers == "auto":
+        workers = available_cores()
+    elif not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be a positive integer or 'auto', got {workers!r}")
     if _is_model(config_or_model):
         if settings:
             raise TypeError(f"a model object takes no settings, got {', '.join(sorted(settings))}")
@@ -56,6 +62,7 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
         max_depth=max_depth if max_depth is not None else check_table.get("max_depth"),
         check_deadlock=deadlock if deadlock is not None else check_table.get("deadlock", True),
         stop_on_violation=not (keep_going or check_table.get("continue", False)),
+        workers=workers,
     )
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bfs import explore, initial_states
+from .bfs import initial_states
 from .config import CheckConfig, ConfigError, ModelFailed, build_model, load_config
 from .progress import progress_reporter
 from .protocol import ModelProtocolError, action_name, action_params
@@ -34,6 +34,7 @@ from .result import (DEADLOCK, DEADLOCK_NAME, EXIT_CODES, EXIT_STEP_PROPERTY, IN
                      Result)
 from .signals import Figures, note_figures, report_interruption, stopping_on_signals
 from .suite import EXIT_EXPECTED_MISSING, SuiteEntry, check_expected_names, load_suite
+from .workers import WorkerFailed, WorkerLost, available_cores, describe_failure, explore
 from kraftcheck import __version__
 from kraftcheck.traces.itf import TraceFormatError
 from kraftcheck.traces.text import visible
@@ -79,6 +80,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def workers_count(text: str) -> int:
+    """``--workers``: a positive count, or ``auto``, every core this process may run on."""
+    if text == "auto":
+        return available_cores()
+    try:
+        return _positive(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kraftcheck", description="Model-check Kafka's KRaft controller, or any model.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -100,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--spark-master", metavar="URL",
                        help="Spark master for --engine spark: local[N], spark://HOST:PORT or sc://HOST:PORT "
                             "(default: $SPARK_MASTER, else local[*])")
+    check.add_argument("--workers", type=workers_count, metavar="N",
+                       help="processes the local engine runs the model in: N, or auto for every core (default: auto); "
+                            "the figures and traces are the same whatever N")
     check.add_argument("--json", metavar="PATH", help="write a JSON summary to PATH")
     check.add_argument("--trace-dir", metavar="DIR", help=f"where traces go (default: ./{DEFAULT_TRACE_DIR})")
     check.add_argument("--max-states", type=_positive, metavar="N", help="stop after N distinct states")
@@ -267,12 +281,11 @@ def _error(message: str) -> None:
 
 
 def _model_failure(e: BaseException) -> str:
-    """What the model's code did, with the file and line where it happened."""
-    frames = traceback.extract_tb(e.__traceback__)
-    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
-    if isinstance(e, SystemExit):
-        return f"the model called sys.exit({e.code!r}){where}"
-    return f"the model raised {type(e).__name__}: {e}{where}"
+    """What the model's code did, with the file and line where it happened (in a worker of the
+    search too, which said so itself); or that a worker was lost."""
+    if isinstance(e, (WorkerFailed, WorkerLost)):
+        return str(e)
+    return describe_failure(e)
 
 
 def _search_failure(e: BaseException) -> str:
@@ -360,6 +373,9 @@ class ConfigRun:
 
 
 def run_check(args) -> int:
+    if args.workers is not None and args.engine == "spark":
+        raise UsageError("--workers sets the local engine's processes: the Spark engine's are its executors "
+                         "(--spark-master local[N])")
     if args.no_symmetry and args.engine == "spark":
         raise UsageError("--no-symmetry works with the local engine only: the Spark engine's workers build the "
                          "model from the config")
@@ -691,6 +707,7 @@ def run_engine(args, config: CheckConfig, model, options: dict[str, Any], report
 
         initial_states(model)  # the local engine checks them itself
 
+        options = {key: value for key, value in options.items() if key != "workers"}
         return explore_spark(config, master=args.spark_master, progress=reporter, **options)
     return explore(model, progress=reporter, **options)
 
@@ -702,6 +719,7 @@ def _search_options(config: CheckConfig, args) -> dict[str, Any]:
         "max_depth": args.max_depth if args.max_depth is not None else check.get("max_depth"),
         "check_deadlock": not args.no_deadlock and check.get("deadlock", True),
         "stop_on_violation": not (args.keep_going or check.get("continue", False)),
+        "workers": args.workers if args.workers is not None else available_cores(),
     }
 
 

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bfs import explore
 from .config import CheckConfig, ConfigError, ModelFailed, load_config, parse_override
 from .protocol import ModelProtocolError
 from .result import Counterexample
+from .workers import available_cores, explore
 from .suite import EXIT_EXPECTED_MISSING
 
 #: The exit code when a mutant escapes every config (and no model's code failed): an expected
@@ -31,7 +31,7 @@ MUTANT_SETTING = "mutant"
 
 
 def register(commands, model_source) -> None:
-    from .cli import _positive
+    from .cli import _positive, workers_count
 
     mutants = commands.add_parser(
         "mutants", parents=[model_source], help="run every mutant against configs: caught or missed",
@@ -44,6 +44,8 @@ def register(commands, model_source) -> None:
                          help="run this mutant only (repeatable; default: every mutant the model lists)")
     mutants.add_argument("--max-states", type=_positive, metavar="N", help="stop each search after N distinct states")
     mutants.add_argument("--max-depth", type=_positive, metavar="N", help="explore paths of at most N states")
+    mutants.add_argument("--workers", type=workers_count, metavar="N",
+                         help="processes each search runs the model in: N, or auto for every core (default: auto)")
     mutants.add_argument("--junit", metavar="PATH", help="write a JUnit XML report to PATH: a test case per mutant")
     mutants.add_argument("--quiet", action="store_true", help="no progress on stderr")
     mutants.set_defaults(run=run_mutants)
@@ -176,6 +178,7 @@ def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome) -> l
             check_deadlock=check.get("deadlock", True),
             stop_on_violation=True,
             progress=reporter,
+            workers=args.workers if args.workers is not None else available_cores(),
         )
     except (KeyboardInterrupt, ModelProtocolError):
         raise

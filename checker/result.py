@@ -61,7 +61,8 @@ class Result:
     level_seconds: list[float] = field(default_factory=list)
     #: bytes the engine held for visited fingerprints and parent records
     memory_bytes: int = 0
-    #: processes that ran the model's code (the local engine's ``--workers``)
+    #: processes that ran the model's code: the local engine's ``--workers``, or 1 when no level was wide
+    #: enough to hand over to them
     workers: int = 1
 
     def set_coverage(self, generated: Mapping, distinct: Mapping, declared: Iterable[str] | None) -> None:

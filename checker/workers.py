@@ -62,12 +62,13 @@ from .protocol import Model, ModelProtocolError, predicate_holds
 from .result import Result
 
 #: A level this wide is searched by the workers, and every level after it.
-HAND_OVER_AT = 2000
+HAND_OVER_AT = 256
 
 _first = itemgetter(0)
 _second = itemgetter(1)
 _step = itemgetter(0, 1)
 _fingerprint = itemgetter(2)
+_action = itemgetter(3)
 _dumps = pickle.dumps
 _PICKLE = pickle.HIGHEST_PROTOCOL
 
@@ -137,21 +138,44 @@ class _ShardedSearch(bfs._Search):
                 self._sharded_levels(workers, level_seconds)
                 self.worker_memory = sum(workers.call("memory_bytes"))
         result = self._finish(level_seconds)
-        result.workers = self.workers
+        result.workers = self.workers if self.worker_memory else 1
         return result
 
     def memory_bytes(self) -> int:
         return super().memory_bytes() + self.worker_memory
 
     def _sharded_levels(self, workers: "_Workers", level_seconds: list[float]) -> None:
+        """The levels from the one the workers adopted, admitted and checked here already.
+
+        One call per level: each worker admits its new states of the level (as numbered
+        here), checks them, and expands them, all at once, so the workers wait for each other
+        once a level, not twice.  The one-core engine does not expand a level that violates an
+        invariant: when the call finds one (and the search stops on one), its expansion is
+        dropped, unused."""
+        indices = None  # per worker, the indices of its new states of the level; None: admitted
         frontier_size = workers.frontier_size
-        while frontier_size and not self._must_stop():
-            level_started = time.perf_counter()
-            probing = self.max_depth is not None and self.depth >= self.max_depth
+        level_started = time.perf_counter()
+        while frontier_size:
+            found = self.bad_states or self.bad_steps or self.deadlocked is not None
+            mode = None
+            if self.result.stopped_by is None and not (found and self.stop_on_violation):
+                mode = "probe" if self.max_depth is not None and self.depth >= self.max_depth else "expand"
+            if mode is None and indices is None:
+                return
+            type_checked_below = self.distinct - frontier_size + max(self.type_checks_left, 0)
+            invariants_to_check = [name for name in self.invariants if name not in self.bad_states]
             steps_to_check = [name for name in self.action_invariants if name not in self.bad_steps]
             find_deadlock = self.check_deadlock and self.deadlocked is None
-            expanded = workers.call("expand", probing, steps_to_check, find_deadlock)
-            for reply in expanded:
+            replies = workers.call_each("step", [
+                (own, type_checked_below, invariants_to_check, self.stop_on_violation, mode, steps_to_check,
+                 find_deadlock) for own in (indices or [None] * self.workers)])
+            if indices is not None:
+                self._admitted(replies, frontier_size)
+                if self.bad_states and self.stop_on_violation:
+                    return
+            if mode is None:
+                return
+            for reply in replies:
                 self.generated += reply["generated"]
                 self.generated_by_action.update(reply["generated_by_action"])
                 if reply["deadlocked"] is not None and (self.deadlocked is None or reply["deadlocked"] < self.deadlocked):
@@ -159,30 +183,32 @@ class _ShardedSearch(bfs._Search):
                 for name, step in reply["bad_steps"].items():
                     if name not in self.bad_steps or step < self.bad_steps[name]:
                         self.bad_steps[name] = step
-            if probing:
-                if any(reply["any_new"] for reply in expanded):
+            if mode == "probe":
+                if any(reply["any_new"] for reply in replies):
                     self.result.stopped_by = "max_depth"
-                break
+                return
             first_new = self.distinct
-            indices = self._number(expanded)
-            del expanded
-            type_checked_below = first_new + max(self.type_checks_left, 0)
-            invariants_to_check = [name for name in self.invariants if name not in self.bad_states]
-            admitted = workers.call_each("admit", [(own, type_checked_below, invariants_to_check) for own in indices])
+            indices = self._number(replies)
+            del replies
             frontier_size = self.distinct - first_new
-            self.type_checks_left -= frontier_size
-            problems = [reply["type_problem"] for reply in admitted if reply["type_problem"] is not None]
-            if problems:
-                raise ModelProtocolError(min(problems)[1])
-            for reply in admitted:
-                self.distinct_by_action.update(reply["distinct_by_action"])
-                for name, index in reply["bad_states"].items():
-                    if name not in self.bad_states or index < self.bad_states[name]:
-                        self.bad_states[name] = index
             if frontier_size:
                 self.depth += 1
                 level_seconds.append(time.perf_counter() - level_started)
+                level_started = time.perf_counter()
             self._report(frontier_size)
+
+    def _admitted(self, replies: list[dict], level_size: int) -> None:
+        """Take the workers' findings on the level they admitted: what its states are made of,
+        the actions that first reached them, the invariants they violate."""
+        self.type_checks_left -= level_size
+        problems = [reply["type_problem"] for reply in replies if reply["type_problem"] is not None]
+        if problems:
+            raise ModelProtocolError(min(problems)[1])
+        for reply in replies:
+            self.distinct_by_action.update(reply["distinct_by_action"])
+            for name, index in reply["bad_states"].items():
+                if name not in self.bad_states or index < self.bad_states[name]:
+                    self.bad_states[name] = index
 
     def _number(self, expanded: list[dict]) -> list[array]:
         """Number the level's new states in step order, record their steps, and return each
@@ -266,16 +292,16 @@ class _Workers:
                 if ready in waiting:
                     worker = waiting.pop(ready)
                     try:
-                        replies[worker] = ready.recv()
+                        reply = ready.recv()
                     except (EOFError, OSError):
                         self._lost(worker)
-                elif ready in sentinels and not any(w == sentinels[ready] for w in waiting.values()):
-                    continue
+                    if isinstance(reply, _Failure):  # the others may wait on it in an exchange: stop now
+                        reply.raise_it(self.search.distinct)
+                    replies[worker] = reply
                 elif ready in sentinels:
-                    self._lost(sentinels[ready])
-        for reply in replies:
-            if isinstance(reply, _Failure):
-                reply.raise_it(self.search.distinct)
+                    worker = sentinels.pop(ready)
+                    if worker in waiting.values():
+                        self._lost(worker)
         return replies
 
     def _lost(self, worker: int):
@@ -388,11 +414,11 @@ class _Shard:
 
     # ------------------------------------------------------------ a level's expansion
 
-    def expand(self, probing: bool, steps_to_check: list[str], find_deadlock: bool) -> dict:
+    def _expand(self, probing: bool, steps_to_check: list[str], find_deadlock: bool, frontier: list) -> dict:
         n, me = self.n, self.me
         successors = self.model.successors
         fingerprint = self.fingerprint
-        frontier, indices = self.frontier, self.indices
+        indices = self.indices
         inline = self.canonical is None and bool(frontier) and marshals_directly(frontier[0])
         visited = self.visited
         step_properties = {name: self.action_invariants[name] for name in steps_to_check} if not probing else {}
@@ -506,7 +532,23 @@ class _Shard:
 
     # ------------------------------------------------------------ a level's admission
 
-    def admit(self, own_indices: array, type_checked_below: int, invariants_to_check: list[str]) -> dict:
+    def step(self, own_indices, type_checked_below, invariants_to_check, stop_on_violation, mode, steps_to_check,
+             find_deadlock) -> dict:
+        """Admit the level's new states numbered ``own_indices`` (None: the frontier is admitted
+        already) and check them; then expand or probe them, as ``mode`` says.  A worker whose
+        states stop the search (a state not made of what states are made of, or a violated
+        invariant when the search stops on one) expands none, but it takes its part in the
+        exchanges all the same: the others wait for it."""
+        reply: dict[str, Any] = {}
+        stopping = False
+        if own_indices is not None:
+            reply.update(self._admit(own_indices, type_checked_below, invariants_to_check))
+            stopping = reply["type_problem"] is not None or bool(reply["bad_states"] and stop_on_violation)
+        if mode is not None:
+            reply.update(self._expand(mode == "probe", steps_to_check, find_deadlock, [] if stopping else self.frontier))
+        return reply
+
+    def _admit(self, own_indices: array, type_checked_below: int, invariants_to_check: list[str]) -> dict:
         pending, self.pending = self.pending, []
         kept = len(own_indices)
         for _, _, fp, _, _ in pending[kept:]:  # past the max_states bound
@@ -514,9 +556,8 @@ class _Shard:
         del pending[kept:]
         self.frontier = [state for _, _, _, _, state in pending]
         self.indices = own_indices
-        distinct_by_action = Counter(action for _, _, _, action, _ in pending)
-        reply: dict[str, Any] = {"distinct_by_action": distinct_by_action, "type_problem": self._type_problem(
-            pending, own_indices, type_checked_below), "bad_states": {}}
+        reply: dict[str, Any] = {"distinct_by_action": Counter(map(_action, pending)), "bad_states": {},
+                                 "type_problem": self._type_problem(pending, own_indices, type_checked_below)}
         if reply["type_problem"] is not None:
             return reply
         for name in invariants_to_check:

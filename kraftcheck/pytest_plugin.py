@@ -8,6 +8,9 @@ config (its tables are ``[check]`` and ``[model]`` only) as a test file holding:
   to catch: the search with ``mutant = NAME`` finds a violation the config does not have
   without it.
 
+Each search runs on every core (``kraftcheck check --workers auto``), unless pytest-xdist
+runs the items in several processes already: then each search keeps to one.
+
 A failure's report is the counterexample as ``kraftcheck trace show`` prints it.  The ini
 option ``kraftcheck_mutants`` takes one line per config, its file name's stem, a colon and the
 mutants (``epochgate: skip_epoch_check accept_older_registration``).
@@ -77,7 +80,7 @@ class CheckItem(pytest.Item):
     def runtest(self) -> None:
         from kraftcheck.checker.api import check
 
-        result = check(str(self.path))
+        result = check(str(self.path), workers=_workers())
         if result.verdict == "ok":
             return
         if result.counterexamples:
@@ -103,11 +106,16 @@ class MutantItem(CheckItem):
         from kraftcheck.checker.api import check
         from kraftcheck.checker.mutants import also_without_mutant
 
-        result = check(str(self.path), mutant=self.mutant)
+        result = check(str(self.path), mutant=self.mutant, workers=_workers())
         _, baseline = _model(str(self.path))
         if any(not also_without_mutant(baseline, cx) for cx in result.counterexamples):
             return
         raise KraftcheckFailure(f"mutant {self.mutant} escaped {self.path.name}: no invariant caught it")
+
+
+def _workers() -> int | str:
+    """Every core for one search, unless pytest-xdist spreads the items over the cores already."""
+    return 1 if os.environ.get("PYTEST_XDIST_WORKER") else "auto"
 
 
 def _model(path: str):

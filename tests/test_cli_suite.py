@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kraftcheck.checker.cli import EXIT_SEVERITY, worst_exit_code
+from kraftcheck.checker.workers import available_cores
 from tests.junit_schema import Invalid, validate
 from tests.test_cli import REPO, kraftcheck
 
