@@ -123,7 +123,7 @@ def test_a_failing_model_is_its_configs_error_and_the_others_are_checked(tmp_pat
         "config": {"model": "tests.broken_models:exiting_successors", "source": failing,
                    "check": {"model": "tests.broken_models:exiting_successors", "deadlock": True}, "settings": {},
                    "search": {"max_states": None, "max_depth": None, "check_deadlock": True,
-                              "stop_on_violation": True}}}
+                              "stop_on_violation": True, "workers": available_cores()}}}
 
 
 def test_a_bad_config_among_several_stops_before_any_search(tmp_path, suite):
