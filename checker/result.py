@@ -133,4 +133,5 @@ class Result:
             "states_per_s": round(self.states_per_s, 1),
             "fingerprint_collision_probability": self.fingerprint_collision_probability,
             "level_seconds": [round(s, 4) for s in self.level_seconds],
+            "memory_bytes": self.memory_bytes,
         }

@@ -426,7 +426,7 @@ class _Shard:
         deadlocked = None
         generated = 0
         generated_by_action: Counter = Counter()
-        # fingerprint -> (parent, ordinal, action, state): the least step to each successor,
+        # fingerprint -> (parent, ordinal, (action, state)): the least step to each successor,
         # since states are expanded in index order and each one's successors in order
         boxes: list[dict] = [{} for _ in range(n)]
         mine = boxes[me]
@@ -442,11 +442,12 @@ class _Shard:
             if step_properties:
                 self._check_steps(state, succ, parent, step_properties, bad_steps)
             ordinal = 0
-            for action, target in succ:
+            for step in succ:
+                target = step[1]
                 fp = _xxh3(marshal_dumps(target, 2)) if inline else fingerprint(target)
                 box = boxes[fp % n]
                 if fp not in box and (box is not mine or fp not in visited):
-                    box[fp] = (parent, ordinal, action, target)
+                    box[fp] = (parent, ordinal, step)
                 ordinal += 1
         reply = {"generated": generated, "generated_by_action": generated_by_action, "deadlocked": deadlocked,
                  "bad_steps": bad_steps}
@@ -476,12 +477,12 @@ class _Shard:
         offers = {}
         for peer in self.outbox:
             box = boxes[peer]
-            steps = box.values()
-            offers[peer] = _dumps((array("Q", box), array("q", map(_first, steps)),
-                                   array("I", (step[1] for step in steps))), _PICKLE)
+            candidates = box.values()
+            offers[peer] = _dumps((array("Q", box), array("q", map(_first, candidates)),
+                                   array("I", map(_second, candidates))), _PICKLE)
         offered = self._exchange(offers)
         # fingerprint -> (parent, ordinal, worker that has the state)
-        best = {fp: (step[0], step[1], self.me) for fp, step in boxes[self.me].items()}
+        best = {fp: (parent, ordinal, self.me) for fp, (parent, ordinal, _) in boxes[self.me].items()}
         for peer, data in offered.items():
             fps, parents, ordinals = pickle.loads(data)
             for fp, parent, ordinal in zip(fps, parents, ordinals):
@@ -496,7 +497,7 @@ class _Shard:
                 wanted[holder].append(fp)
         asked = self._exchange({peer: _dumps(fps, _PICKLE) for peer, fps in wanted.items()})
         sent = self._exchange({
-            peer: _dumps([boxes[peer][fp][2:] for fp in pickle.loads(data)], _PICKLE) for peer, data in asked.items()})
+            peer: _dumps([boxes[peer][fp][2] for fp in pickle.loads(data)], _PICKLE) for peer, data in asked.items()})
         fetched = {}
         # the states asked of a peer come back in the order they were asked for
         for peer, data in sent.items():
@@ -504,7 +505,7 @@ class _Shard:
         mine = boxes[self.me]
         new = []
         for fp, (parent, ordinal, holder) in best.items():
-            action, state = mine[fp][2:] if holder == self.me else fetched[fp]
+            action, state = mine[fp][2] if holder == self.me else fetched[fp]
             new.append((parent, ordinal, fp, action, state))
         del boxes, best, fetched
         new.sort(key=_step)

@@ -256,3 +256,40 @@ class Bounded:
 
 def bounded(config: dict | None = None) -> Bounded:
     return Bounded(config or {})
+
+
+class Wide(Counters):
+    """:class:`Counters` with levels wide enough for ``check --workers`` to hand them to its
+    workers (four counters in 0..9: levels of up to 670 states), and ways to go wrong there.
+
+    Settings, besides ``n`` and ``limit``: ``bad_sum``, a sum of the counters that the invariant
+    ``SumBelow`` rejects (0: no such invariant); ``fail_sum``, a sum at which ``successors``
+    raises; ``step_ms``, milliseconds each expansion of a state whose sum is ``slow_from`` or
+    more sleeps; ``ready``, a file created when such a state is first expanded, in whichever
+    process expands it.
+    """
+
+    def __init__(self, config: dict):
+        own = {"bad_sum": 0, "fail_sum": 0, "step_ms": 0, "slow_from": 0, "ready": ""}
+        cfg = _reject_unknown(config, {"n": 4, "limit": 9, "locality": [], **own})
+        super().__init__({key: cfg[key] for key in ("n", "limit", "locality")})
+        self.bad_sum, self.fail_sum, self.step_ms = cfg["bad_sum"], cfg["fail_sum"], cfg["step_ms"]
+        self.slow_from, self.ready = cfg["slow_from"], cfg["ready"]
+        if self.bad_sum:
+            self.invariants["SumBelow"] = lambda s: sum(s) != self.bad_sum
+
+    def successors(self, s):
+        total = sum(s)
+        if self.fail_sum and total == self.fail_sum:
+            raise RuntimeError(f"the counters reached {total}")
+        if self.step_ms and total >= self.slow_from:
+            import time
+
+            if self.ready:
+                _touch(self.ready)
+            time.sleep(self.step_ms / 1000)
+        return super().successors(s)
+
+
+def wide(config: dict | None = None) -> Wide:
+    return Wide(config or {})
