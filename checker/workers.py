@@ -67,8 +67,7 @@ HAND_OVER_AT = 256
 _first = itemgetter(0)
 _second = itemgetter(1)
 _step = itemgetter(0, 1)
-_fingerprint = itemgetter(2)
-_action = itemgetter(3)
+_third = itemgetter(2)
 _dumps = pickle.dumps
 _PICKLE = pickle.HIGHEST_PROTOCOL
 
@@ -153,6 +152,8 @@ class _ShardedSearch(bfs._Search):
         invariant: when the call finds one (and the search stops on one), its expansion is
         dropped, unused."""
         indices = None  # per worker, the indices of its new states of the level; None: admitted
+        moves: list[tuple[int, int, int]] = []
+        speeds: list[float] | None = None
         frontier_size = workers.frontier_size
         level_started = time.perf_counter()
         while frontier_size:
@@ -167,7 +168,7 @@ class _ShardedSearch(bfs._Search):
             steps_to_check = [name for name in self.action_invariants if name not in self.bad_steps]
             find_deadlock = self.check_deadlock and self.deadlocked is None
             replies = workers.call_each("step", [
-                (own, type_checked_below, invariants_to_check, self.stop_on_violation, mode, steps_to_check,
+                (own, moves, type_checked_below, invariants_to_check, self.stop_on_violation, mode, steps_to_check,
                  find_deadlock) for own in (indices or [None] * self.workers)])
             if indices is not None:
                 self._admitted(replies, frontier_size)
@@ -188,7 +189,9 @@ class _ShardedSearch(bfs._Search):
                     self.result.stopped_by = "max_depth"
                 return
             first_new = self.distinct
+            speeds = self._speeds(speeds, replies)
             indices = self._number(replies)
+            moves = balance([len(own) for own in indices], speeds)
             del replies
             frontier_size = self.distinct - first_new
             if frontier_size:
@@ -196,6 +199,17 @@ class _ShardedSearch(bfs._Search):
                 level_seconds.append(time.perf_counter() - level_started)
                 level_started = time.perf_counter()
             self._report(frontier_size)
+
+    @staticmethod
+    def _speeds(speeds: list[float] | None, replies: list[dict]) -> list[float] | None:
+        """Each worker's states expanded a second, averaged over the last levels: the cores of
+        a virtual machine run at speeds that differ for seconds at a time (bench/cores.py)."""
+        if any(reply["expand_seconds"] <= 0.05 or not reply["expanded"] for reply in replies):
+            return speeds  # too short a level to tell
+        latest = [reply["expanded"] / reply["expand_seconds"] for reply in replies]
+        if speeds is None:
+            return latest
+        return [(old + new) / 2 for old, new in zip(speeds, latest)]
 
     def _admitted(self, replies: list[dict], level_size: int) -> None:
         """Take the workers' findings on the level they admitted: what its states are made of,
@@ -233,6 +247,42 @@ class _ShardedSearch(bfs._Search):
             add_ordinal(step & 0xFFFFFFFF)
             index += 1
         return indices
+
+
+#: A level's states move between workers when the most loaded holds this share more than the
+#: mean, and at least :data:`LEAST_MOVE` states more: a state moves for a fraction of what its
+#: expansion costs, and every worker waits for the slowest at the end of each level.
+IMBALANCE = 0.03
+LEAST_MOVE = 32
+
+
+def balance(counts: list[int], speeds: list[float] | None = None) -> list[tuple[int, int, int]]:
+    """The moves (from worker, to worker, states) that share out a level's states in proportion
+    to the workers' ``speeds`` (states a second; None: evenly), if they are uneven enough to be
+    worth it; the states a worker gives are its last."""
+    total, n = sum(counts), len(counts)
+    if speeds is None or not all(speed > 0 for speed in speeds):
+        speeds = [1.0] * n
+    shares = [total * speed / sum(speeds) for speed in speeds]
+    targets = [int(share) for share in shares]
+    for worker in sorted(range(n), key=lambda w: targets[w] - shares[w])[: total - sum(targets)]:
+        targets[worker] += 1
+    if max(c - t for c, t in zip(counts, targets)) < max(LEAST_MOVE, IMBALANCE * total / n):
+        return []
+    givers = [[worker, c - t] for worker, (c, t) in enumerate(zip(counts, targets)) if c > t]
+    takers = [[worker, t - c] for worker, (c, t) in enumerate(zip(counts, targets)) if c < t]
+    moves = []
+    while givers and takers:
+        giver, taker = givers[-1], takers[-1]
+        count = min(giver[1], taker[1])
+        moves.append((giver[0], taker[0], count))
+        giver[1] -= count
+        taker[1] -= count
+        if not giver[1]:
+            givers.pop()
+        if not taker[1]:
+            takers.pop()
+    return moves
 
 
 class _Workers:
@@ -430,6 +480,7 @@ class _Shard:
         # since states are expanded in index order and each one's successors in order
         boxes: list[dict] = [{} for _ in range(n)]
         mine = boxes[me]
+        started = time.perf_counter()
         for position, state in enumerate(frontier):
             succ = list(successors(state))
             parent = indices[position]
@@ -450,7 +501,7 @@ class _Shard:
                     box[fp] = (parent, ordinal, step)
                 ordinal += 1
         reply = {"generated": generated, "generated_by_action": generated_by_action, "deadlocked": deadlocked,
-                 "bad_steps": bad_steps}
+                 "bad_steps": bad_steps, "expanded": len(frontier), "expand_seconds": time.perf_counter() - started}
         if probing:
             offered = self._exchange({peer: _dumps(array("Q", boxes[peer]), _PICKLE) for peer in self.outbox})
             reply["any_new"] = bool(mine) or any(
@@ -471,9 +522,12 @@ class _Shard:
                     break
 
     def _settle(self, boxes: list[dict]) -> tuple[array, array]:
-        """Offer the successors to their owners, take the least step to each new one of ours,
-        fetch those states; the steps of our new states, in order."""
-        visited = self.visited
+        """Offer the successors to their owners; as an owner, take the least step to each new
+        fingerprint of ours, and tell the worker that holds its state.  The states stay where
+        they were generated: the worker holding a new state admits and expands it (unless the
+        coordinator moves it to even out the level).  The steps of our new states, in order."""
+        me, visited = self.me, self.visited
+        mine = boxes[me]
         offers = {}
         for peer in self.outbox:
             box = boxes[peer]
@@ -481,35 +535,28 @@ class _Shard:
             offers[peer] = _dumps((array("Q", box), array("q", map(_first, candidates)),
                                    array("I", map(_second, candidates))), _PICKLE)
         offered = self._exchange(offers)
-        # fingerprint -> (parent, ordinal, worker that has the state)
-        best = {fp: (parent, ordinal, self.me) for fp, (parent, ordinal, _) in boxes[self.me].items()}
+        # fingerprint of ours -> (parent, ordinal, worker that holds the state), where a
+        # peer's step is less than any of ours
+        theirs: dict[int, tuple[int, int, int]] = {}
         for peer, data in offered.items():
             fps, parents, ordinals = pickle.loads(data)
             for fp, parent, ordinal in zip(fps, parents, ordinals):
                 if fp in visited:
                     continue
-                known = best.get(fp)
-                if known is None or (parent, ordinal) < known[:2]:
-                    best[fp] = (parent, ordinal, peer)
-        wanted: dict[int, array] = {peer: array("Q") for peer in self.outbox}
-        for fp, (_, _, holder) in best.items():
-            if holder != self.me:
-                wanted[holder].append(fp)
-        asked = self._exchange({peer: _dumps(fps, _PICKLE) for peer, fps in wanted.items()})
-        sent = self._exchange({
-            peer: _dumps([boxes[peer][fp][2] for fp in pickle.loads(data)], _PICKLE) for peer, data in asked.items()})
-        fetched = {}
-        # the states asked of a peer come back in the order they were asked for
-        for peer, data in sent.items():
-            fetched.update(zip(wanted[peer], pickle.loads(data)))
-        mine = boxes[self.me]
-        new = []
-        for fp, (parent, ordinal, holder) in best.items():
-            action, state = mine[fp][2] if holder == self.me else fetched[fp]
-            new.append((parent, ordinal, fp, action, state))
-        del boxes, best, fetched
+                known = theirs.get(fp) or mine.get(fp)
+                if known is None or (parent, ordinal) < (known[0], known[1]):
+                    theirs[fp] = (parent, ordinal, peer)
+        visited.update(mine)
+        visited.update(theirs)
+        accepted: dict[int, array] = {peer: array("Q") for peer in self.outbox}
+        for fp, (_, _, holder) in theirs.items():
+            accepted[holder].append(fp)
+        taken = self._exchange({peer: _dumps(fps, _PICKLE) for peer, fps in accepted.items()})
+        new = [candidate for fp, candidate in mine.items() if fp not in theirs]
+        for peer, data in taken.items():
+            box = boxes[peer]
+            new += [box[fp] for fp in pickle.loads(data)]
         new.sort(key=_step)
-        visited.update(map(_fingerprint, new))
         self.pending = new
         return array("q", map(_first, new)), array("I", map(_second, new))
 
@@ -533,53 +580,83 @@ class _Shard:
 
     # ------------------------------------------------------------ a level's admission
 
-    def step(self, own_indices, type_checked_below, invariants_to_check, stop_on_violation, mode, steps_to_check,
-             find_deadlock) -> dict:
+    def step(self, own_indices, moves, type_checked_below, invariants_to_check, stop_on_violation, mode,
+             steps_to_check, find_deadlock) -> dict:
         """Admit the level's new states numbered ``own_indices`` (None: the frontier is admitted
-        already) and check them; then expand or probe them, as ``mode`` says.  A worker whose
-        states stop the search (a state not made of what states are made of, or a violated
-        invariant when the search stops on one) expands none, but it takes its part in the
-        exchanges all the same: the others wait for it."""
+        already), after the ``moves`` that even the level out, and check them; then expand or
+        probe them, as ``mode`` says.  A worker whose states stop the search (a state not made
+        of what states are made of, or a violated invariant when the search stops on one)
+        expands none, but it takes its part in the exchanges all the same: the others wait for
+        it."""
         reply: dict[str, Any] = {}
         stopping = False
         if own_indices is not None:
-            reply.update(self._admit(own_indices, type_checked_below, invariants_to_check))
+            reply.update(self._admit(own_indices, moves, type_checked_below, invariants_to_check))
             stopping = reply["type_problem"] is not None or bool(reply["bad_states"] and stop_on_violation)
         if mode is not None:
             reply.update(self._expand(mode == "probe", steps_to_check, find_deadlock, [] if stopping else self.frontier))
         return reply
 
-    def _admit(self, own_indices: array, type_checked_below: int, invariants_to_check: list[str]) -> dict:
+    def _admit(self, own_indices: array, moves, type_checked_below: int, invariants_to_check: list[str]) -> dict:
         pending, self.pending = self.pending, []
-        kept = len(own_indices)
-        for _, _, fp, _, _ in pending[kept:]:  # past the max_states bound
-            self.visited.discard(fp)
-        del pending[kept:]
-        self.frontier = [state for _, _, _, _, state in pending]
-        self.indices = own_indices
-        reply: dict[str, Any] = {"distinct_by_action": Counter(map(_action, pending)), "bad_states": {},
-                                 "type_problem": self._type_problem(pending, own_indices, type_checked_below)}
+        # Past a max_states bound: dropped here, while their fingerprints stay in their owners'
+        # visited sets; the search stops at this level.
+        del pending[len(own_indices):]
+        reply: dict[str, Any] = {"distinct_by_action": Counter(step[0] for _, _, step in pending), "bad_states": {}}
+        steps = list(map(_third, pending))
+        del pending
+        indices = own_indices
+        if moves:
+            steps, indices = self._move(steps, indices, moves)
+        self.frontier = [state for _, state in steps]
+        self.indices = indices
+        reply["type_problem"] = self._type_problem(steps, indices, type_checked_below)
         if reply["type_problem"] is not None:
             return reply
         for name in invariants_to_check:
             verdicts = list(map(self.invariants[name], self.frontier))
             if not all(verdicts):
                 first_false = next(i for i, v in enumerate(verdicts) if not predicate_holds("invariant", name, v))
-                reply["bad_states"][name] = own_indices[first_false]
+                reply["bad_states"][name] = indices[first_false]
         return reply
 
-    def _type_problem(self, pending, indices, checked_below) -> tuple[int, str] | None:
+    def _move(self, steps: list, indices: array, moves) -> tuple[list, array]:
+        """Give and take the states the coordinator moves; ours and theirs, in index order."""
+        outgoing: dict[int, list] = {peer: [] for peer in self.outbox}
+        for giver, taker, count in moves:
+            if giver == self.me:
+                cut = len(steps) - count
+                outgoing[taker] = list(zip(indices[cut:], steps[cut:]))
+                del steps[cut:], indices[cut:]
+        received = self._exchange({peer: _dumps(given, _PICKLE) for peer, given in outgoing.items()})
+        taken = [moved for data in received.values() for moved in pickle.loads(data)]
+        if not taken:
+            return steps, indices
+        merged = sorted([*zip(indices, steps), *taken], key=_first)
+        return list(map(_second, merged)), array("q", map(_first, merged))
+
+    def _type_problem(self, steps, indices, checked_below) -> tuple[int, str] | None:
         """(index, message) of the first new state that is not made of what states are made
         of, as the one-core engine checks them: in full for the first states of the search,
         by hashing for the rest, and in full again when one does not hash."""
         def first_problem(positions):
             for position in positions:
-                _, _, _, action, state = pending[position]
+                action, state = steps[position]
                 try:
                     check_state_types(state, self.canonical, f"the state {_action_text(action)} led to")
                 except ModelProtocolError as e:
                     return indices[position], str(e)
             return None
+
+        problem = first_problem(i for i in range(len(steps)) if indices[i] < checked_below)
+        if problem is not None:
+            return problem
+        try:
+            for _, state in steps:
+                hash(state)
+        except TypeError:
+            return first_problem(range(len(steps)))
+        return None
 
         problem = first_problem(i for i in range(len(pending)) if indices[i] < checked_below)
         if problem is not None:
