@@ -6,18 +6,23 @@ visited fingerprints and the level as they are, and the rest of the search runs 
 A search that never holds a level that wide (most of the shipped configs) never forks: a
 worker's start and the exchanges of every level would cost more than they save there.
 
-Worker ``w`` owns the fingerprints ``f`` with ``f mod N == w``: it keeps their visited set,
-and it expands the states among them that are new.  A level runs in three exchanges, over
-one pipe for each pair of workers (a thread writes what a worker sends while it reads what
-it receives, so no two workers wait on each other):
+Worker ``w`` owns the fingerprints ``f`` with ``f mod N == w``: it keeps their visited set.
+A level runs in two exchanges, over one pipe for each pair of workers (a thread writes what a
+worker sends while it reads what it receives, so no two workers wait on each other):
 
-1. each worker generates its states' successors and offers each to its owner, as a
-   fingerprint and the step that reached it: (parent's index, position among the parent's
-   successors).  Only fingerprints cross, not states: most successors were seen before;
+1. each worker generates its states' successors and offers each to the owner of its
+   fingerprint, as the fingerprint and the step that reached it: (the parent's index, the
+   step's position among the parent's successors).  The state stays where it was generated;
 2. each owner keeps, for every offered fingerprint it has not visited, the least step, as the
-   one-core engine, which reaches states in that order, keeps the first;
-3. and asks for the states of those steps, which their workers then send (pickled in one
-   batch, so the parts that successive states share are sent once).
+   one-core engine, which reaches states in that order, keeps the first; and it tells the
+   worker that holds that step's state that the state is new.
+
+So only fingerprints and steps cross between workers, never states: a new state is admitted
+and expanded by the worker whose step reached it first.  That shares a level out evenly by
+itself (a state's least step comes from either worker alike), except from a narrow start or
+where one core runs slower than the other, as a virtual machine's do for seconds at a time:
+the coordinator then moves states (pickled, a batch per pair of workers) so that each worker
+holds a share of the next level in proportion to the speed it expanded the last one at.
 
 A state's index is its position in the order the one-core engine reaches states in.  The
 workers send the steps of their new states to the coordinating process, which merges them
