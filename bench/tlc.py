@@ -2,7 +2,8 @@
 
 For each config, one after the other: TLC with ``-workers 1`` and with ``-workers 2``
 (``-XX:+UseParallelGC``, the heap ``--heap`` gives, deadlock checking as the ``.toml`` says, in
-a temporary copy of ``spec/``), then ``kraftcheck check`` on the ``.toml``, both past any
+a temporary copy of ``spec/``), then ``kraftcheck check --workers 1`` on the ``.toml`` (one
+process: ``bench/workers.py`` runs two against TLC's two), both past any
 violation (``-continue``, ``--continue``).  Each is a whole
 process, timed from start to exit (TLC's JVM start-up and kraftcheck's imports included), and
 its peak resident memory is the kernel's figure for that process (``wait4``'s ``ru_maxrss``).
@@ -64,7 +65,7 @@ def run_kraftcheck(name: str) -> tuple[float, int, int]:
     with tempfile.TemporaryDirectory(prefix="kraftcheck-bench-") as work:
         summary = Path(work) / "summary.json"
         command = [sys.executable, "-m", "kraftcheck.checker.cli", "check", str(SPEC / "configs" / f"{name}.toml"),
-                   "--continue", "--quiet", "--json", str(summary), "--trace-dir", work]
+                   "--continue", "--quiet", "--workers", "1", "--json", str(summary), "--trace-dir", work]
         elapsed, rss, output, code = timed(command, work)
         if code not in VERDICTS:
             sys.exit(f"bench/tlc.py: kraftcheck exited {code} on {name}: {output[-500:]}")

@@ -124,12 +124,16 @@ def describe_failure(e: BaseException) -> str:
 
 
 class _ShardedSearch(bfs._Search):
+    """The one-core search until a level is wide enough; then the coordinator of the workers,
+    holding the parent records, the counts and the findings as the one-core search does."""
+
     def __init__(self, model, workers, hand_over_at, *, max_states=None, max_depth=None, check_deadlock=True,
                  stop_on_violation=True, progress: ProgressCallback | None = None):
         super().__init__(model, max_states, max_depth, check_deadlock, stop_on_violation, progress)
         self.workers = workers
         self.hand_over_at = max(1, hand_over_at)
         self.worker_memory = 0
+        self.handed_over = False
 
     def _run(self) -> Result:
         self.started = time.perf_counter()
@@ -137,12 +141,13 @@ class _ShardedSearch(bfs._Search):
         level_seconds = [time.perf_counter() - self.started]
         left = self._levels(frontier, level_seconds, hand_over=lambda level: len(level) >= self.hand_over_at)
         if left:
+            self.handed_over = True
             with _Workers(self, left) as workers:
                 del left
                 self._sharded_levels(workers, level_seconds)
                 self.worker_memory = sum(workers.call("memory_bytes"))
         result = self._finish(level_seconds)
-        result.workers = self.workers if self.worker_memory else 1
+        result.workers = self.workers if self.handed_over else 1
         return result
 
     def memory_bytes(self) -> int:
@@ -254,9 +259,9 @@ class _ShardedSearch(bfs._Search):
         return indices
 
 
-#: A level's states move between workers when the most loaded holds this share more than the
-#: mean, and at least :data:`LEAST_MOVE` states more: a state moves for a fraction of what its
-#: expansion costs, and every worker waits for the slowest at the end of each level.
+#: A level's states move between workers when one holds this share of the mean more than its
+#: own share, and at least :data:`LEAST_MOVE` states more: a state moves for a fraction of what
+#: its expansion costs, and every worker waits for the slowest at the end of each level.
 IMBALANCE = 0.03
 LEAST_MOVE = 32
 
