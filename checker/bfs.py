@@ -81,7 +81,7 @@ def check_state_types(state, canonical, which: str) -> None:
         raise ModelProtocolError(f"{which} holds {problem}: {STATE_TYPES_HINT}")
 
 
-def _action_text(action) -> str:
+def action_text(action) -> str:
     try:
         params = action_params(action)
         return action_name(action) + (f"({', '.join(map(reprlib.repr, params))})" if params else "")
@@ -122,10 +122,13 @@ def explore(
     found; otherwise the search goes on and keeps the shortest counterexample of each
     invariant.
     """
-    return _Search(model, max_states, max_depth, check_deadlock, stop_on_violation, progress).run()
+    return Search(model, max_states, max_depth, check_deadlock, stop_on_violation, progress).run()
 
 
-class _Search:
+class Search:
+    """One breadth-first search: its visited fingerprints, parent records, counts and findings
+    (:mod:`.workers` goes on from a level of it in several processes)."""
+
     def __init__(self, model, max_states, max_depth, check_deadlock, stop_on_violation, progress):
         if max_states is not None and max_states < 1:
             raise ValueError("max_states must be at least 1")
@@ -301,7 +304,7 @@ class _Search:
             checked = next_frontier[: self.type_checks_left]
             self.type_checks_left -= len(checked)
             for state, action in zip(checked, new_actions):
-                check_state_types(state, self.canonical, f"the state {_action_text(action)} led to")
+                check_state_types(state, self.canonical, f"the state {action_text(action)} led to")
         # Past those, every new state is hashed (0.3 us a state on the Kafka model): a list, a
         # dict or a set anywhere in it cannot be, and the full check then names it.
         try:
@@ -309,7 +312,7 @@ class _Search:
                 hash(state)
         except TypeError:
             for state, action in zip(next_frontier, new_actions):
-                check_state_types(state, self.canonical, f"the state {_action_text(action)} led to")
+                check_state_types(state, self.canonical, f"the state {action_text(action)} led to")
             raise
         return next_frontier
 

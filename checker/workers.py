@@ -61,7 +61,7 @@ from typing import Any
 from xxhash import xxh3_64_intdigest as _xxh3
 
 from . import bfs
-from .bfs import OutOfMemory, ProgressCallback, _action_text, check_state_types
+from .bfs import OutOfMemory, ProgressCallback, action_text, check_state_types
 from .fingerprint import marshals_directly
 from .protocol import Model, ModelProtocolError, predicate_holds
 from .result import Result
@@ -123,7 +123,7 @@ def describe_failure(e: BaseException) -> str:
 # ---------------------------------------------------------------- the coordinator
 
 
-class _ShardedSearch(bfs._Search):
+class _ShardedSearch(bfs.Search):
     """The one-core search until a level is wide enough; then the coordinator of the workers,
     holding the parent records, the counts and the findings as the one-core search does."""
 
@@ -653,7 +653,7 @@ class _Shard:
             for position in positions:
                 action, state = steps[position]
                 try:
-                    check_state_types(state, self.canonical, f"the state {_action_text(action)} led to")
+                    check_state_types(state, self.canonical, f"the state {action_text(action)} led to")
                 except ModelProtocolError as e:
                     return indices[position], str(e)
             return None

@@ -109,7 +109,6 @@ def same_states(name, semantics=None, version=None, found_by_action=True):
     """TLC and kraftcheck find the same distinct and generated states, depth and coverage (with
     ``found_by_action=False``, the states each action generated only)."""
     ours = kraftcheck(name, semantics=semantics, keep_going=True, version=version, processes=2)
-    assert ours.workers == 2
     # Where kraftcheck finds violations, TLC runs without the invariants and properties (the
     # states are the same; its coverage would also count the steps it re-evaluates to print
     # each error trace): the first violation is compared by the findings' test.
