@@ -9,6 +9,7 @@ every level runs sharded, even those the default would keep in one process.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -21,7 +22,6 @@ import pytest
 
 from kraftcheck.checker import bfs, workers
 from kraftcheck.checker.config import build_model, load_config
-from kraftcheck.checker.path import NondeterministicModel  # noqa: F401  (the engine's own error type)
 from kraftcheck.checker.protocol import ModelProtocolError
 from tests import broken_models
 from tests.models import counters, countdown, diehard, interchangeable, two_starts, wide
@@ -172,7 +172,7 @@ def test_check_workers_on_the_command_line(tmp_path):
         p = kraftcheck("check", "--model", "tests.models:wide", "--set", "bad_sum=30", "--continue", "--workers", n,
                        "--json", str(summary), "--trace-dir", str(tmp_path / n), "--quiet", "--no-picture")
         assert p.returncode == 12, p.stderr
-        summaries.append(__import__("json").loads(summary.read_text()))
+        summaries.append(json.loads(summary.read_text()))
         assert (tmp_path / n / "wide,bad_sum=30_SumBelow.itf.json").read_bytes() == (
             (tmp_path / "1" / "wide,bad_sum=30_SumBelow.itf.json").read_bytes())
     assert [s["workers"] for s in summaries] == [1, 2, 3]
