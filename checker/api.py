@@ -52,7 +52,7 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
         except ModelFailed as e:
             raise e.__cause__ from None
     if not symmetry:
-        from .cli import _WithoutSymmetry
+        from .check import WithoutSymmetry as _WithoutSymmetry
 
         model = _WithoutSymmetry(model)
     check_table = config.check

@@ -16,23 +16,25 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .arguments import positive, workers_count
+from .check import build_named_model
 from .config import CheckConfig, ConfigError, ModelFailed, load_config, parse_override
+from .errors import EXIT_MODEL_FAILED, error, model_failure, search_failure
+from .jobs import TaskLost, run_tasks
+from .outputs import refuse_replacing, unwritable
 from .protocol import ModelProtocolError
 from .result import Counterexample
-from .workers import available_cores, explore
 from .suite import EXIT_EXPECTED_MISSING
+from .workers import available_cores, explore
 
 #: The exit code when a mutant escapes every config (and no model's code failed): an expected
 #: violation that did not occur, as for a suite's finding.
 EXIT_MUTANT_ESCAPED = EXIT_EXPECTED_MISSING
-EXIT_MODEL_FAILED = 1
 #: The setting that switches a mutant on.
 MUTANT_SETTING = "mutant"
 
 
 def register(commands, model_source) -> None:
-    from .cli import _positive, workers_count
-
     mutants = commands.add_parser(
         "mutants", parents=[model_source], help="run every mutant against configs: caught or missed",
         description="Run every mutant the model lists against the configs, in their order, each until the "
@@ -42,10 +44,13 @@ def register(commands, model_source) -> None:
                          help="configs, tried in this order (default: the shipped spec/configs/*.toml, by name)")
     mutants.add_argument("--mutant", dest="only", action="append", default=[], metavar="NAME",
                          help="run this mutant only (repeatable; default: every mutant the model lists)")
-    mutants.add_argument("--max-states", type=_positive, metavar="N", help="stop each search after N distinct states")
-    mutants.add_argument("--max-depth", type=_positive, metavar="N", help="explore paths of at most N states")
+    mutants.add_argument("--max-states", type=positive, metavar="N", help="stop each search after N distinct states")
+    mutants.add_argument("--max-depth", type=positive, metavar="N", help="explore paths of at most N states")
     mutants.add_argument("--workers", type=workers_count, metavar="N",
                          help="processes each search runs the model in: N, or auto for every core (default: auto)")
+    mutants.add_argument("-j", "--jobs", type=workers_count, metavar="N",
+                         help="hunt N mutants at a time: N, or auto for every core (default: auto); "
+                              "the output is the same whatever N")
     mutants.add_argument("--junit", metavar="PATH", help="write a JUnit XML report to PATH: a test case per mutant")
     mutants.add_argument("--quiet", action="store_true", help="no progress on stderr")
     mutants.set_defaults(run=run_mutants)
@@ -69,6 +74,8 @@ class MutantOutcome:
     length: int = 0
     counterexample: Counterexample | None = None
     error: str | None = None
+    #: the config whose search the model's code failed in
+    error_config: str | None = None
     elapsed_s: float = 0.0
 
     @property
@@ -79,16 +86,15 @@ class MutantOutcome:
 
 
 def run_mutants(args) -> int:
-    from .cli import _error, _unwritable, build_named_model
-
     if any(parse_override(item)[0] == MUTANT_SETTING for item in args.overrides):
         raise ConfigError(f"--set {MUTANT_SETTING}=... is what this command does for each mutant: leave it out")
     if args.junit is not None:
-        problem = _unwritable(Path(args.junit), directory=False)
+        problem = unwritable(Path(args.junit), directory=False)
         if problem:
             raise ConfigError(f"cannot write the JUnit report to {args.junit}: {problem}")
     paths = args.configs or shipped_configs()
     configs = [load_config(path, args.model, args.overrides) for path in paths]
+    refuse_replacing([config.source for config in configs], [("--junit", args.junit)])
     baselines = [build_named_model(config) for config in configs]
     listed = [_listed_mutants(model) for model in baselines]
     mutants = listed[0]
@@ -107,33 +113,36 @@ def run_mutants(args) -> int:
           flush=True)
     outcomes: list[MutantOutcome] = []
     noted: set[int] = set()
-    for name, description in mutants.items():
-        outcome = MutantOutcome(name, description)
-        started = time.perf_counter()
-        for index, (config, baseline) in enumerate(zip(configs, baselines)):
-            if name not in listed[index]:
-                continue  # another model, without this mutant
-            found = _search(args, config, name, outcome)
-            if outcome.error is not None:
-                _error(f"mutant {name} at {config.source}: {outcome.error}")
-                break
-            own = [cx for cx in found if not also_without_mutant(baseline, cx)]
-            if own:
-                outcome.config, outcome.counterexample = config, own[0]
-                outcome.violated = sorted({cx.name for cx in own}, key=[cx.name for cx in own].index)
-                outcome.length = own[0].length
-                break
-            if found and index not in noted:  # the config fails by itself: it tells nothing about mutants
-                noted.add(index)
-                print(f"note: {config.source} violates {found[0].name} without a mutant: it catches no mutant",
-                      file=sys.stderr, flush=True)
-        outcome.elapsed_s = time.perf_counter() - started
+    jobs = max(1, min(args.jobs if args.jobs is not None else available_cores(), len(mutants)))
+    # the cores are shared out between the jobs, unless --workers says otherwise
+    workers = args.workers if args.workers is not None else max(1, available_cores() // jobs)
+    progress = not args.quiet and jobs == 1
+
+    def task(name: str, description: str):
+        return lambda: _hunt(args, name, description, configs, baselines, listed, workers=workers, progress=progress)
+
+    def finished(index: int, hunted) -> None:
+        if isinstance(hunted, TaskLost):
+            name, description = list(mutants.items())[index]
+            outcome, failing = MutantOutcome(name, description, error=hunted.reason), []
+        else:
+            outcome, failing = hunted
+        for config_index, invariant in failing:
+            if config_index not in noted:  # the config fails by itself: it tells nothing about mutants
+                noted.add(config_index)
+                print(f"note: {configs[config_index].source} violates {invariant} without a mutant: "
+                      "it catches no mutant", file=sys.stderr, flush=True)
+        if outcome.error is not None:
+            where = f" at {outcome.error_config}" if outcome.error_config else ""
+            error(f"mutant {outcome.name}{where}: {outcome.error}")
         outcomes.append(outcome)
         where = outcome.config.label if outcome.config is not None else "-"
         trace = str(outcome.length) if outcome.config is not None else "-"
         violated = ", ".join(outcome.violated) or "-"
-        print(f"{name:<{name_width}}  {outcome.verdict:<7}  {where:<{config_width}}  {trace:>5}  {violated}",
+        print(f"{outcome.name:<{name_width}}  {outcome.verdict:<7}  {where:<{config_width}}  {trace:>5}  {violated}",
               file=out, flush=True)
+
+    run_tasks([task(name, description) for name, description in mutants.items()], jobs, finished)
     caught = sum(outcome.verdict == "caught" for outcome in outcomes)
     missed = [outcome.name for outcome in outcomes if outcome.verdict == "missed"]
     print(f"mutation score: {caught}/{len(outcomes)} caught" + (f"; missed: {', '.join(missed)}" if missed else ""),
@@ -145,6 +154,32 @@ def run_mutants(args) -> int:
     return EXIT_MUTANT_ESCAPED if missed else 0
 
 
+def _hunt(args, name: str, description: str, configs: list[CheckConfig], baselines: list, listed: list[dict],
+          *, workers: int, progress: bool) -> tuple[MutantOutcome, list[tuple[int, str]]]:
+    """Search the configs in order with mutant ``name`` on, until one catches it; and the configs
+    (index, invariant) that turned out to fail without any mutant."""
+    outcome = MutantOutcome(name, description)
+    failing: list[tuple[int, str]] = []
+    started = time.perf_counter()
+    for index, (config, baseline) in enumerate(zip(configs, baselines)):
+        if name not in listed[index]:
+            continue  # another model, without this mutant
+        found = _search(args, config, name, outcome, workers=workers, progress=progress)
+        if outcome.error is not None:
+            outcome.error_config = config.source
+            break
+        own = [cx for cx in found if not also_without_mutant(baseline, cx)]
+        if own:
+            outcome.config, outcome.counterexample = config, own[0]
+            outcome.violated = sorted({cx.name for cx in own}, key=[cx.name for cx in own].index)
+            outcome.length = own[0].length
+            break
+        if found:
+            failing.append((index, found[0].name))
+    outcome.elapsed_s = time.perf_counter() - started
+    return outcome, failing
+
+
 def _listed_mutants(model) -> dict[str, str]:
     try:
         return {str(name): str(text) for name, text in (getattr(model, "mutants", None) or {}).items()}
@@ -154,11 +189,11 @@ def _listed_mutants(model) -> dict[str, str]:
         raise ModelFailed() from e
 
 
-def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome) -> list[Counterexample]:
+def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome, *, workers: int,
+            progress: bool) -> list[Counterexample]:
     """Search ``config`` with ``mutant`` switched on; the counterexamples of the first level
     that has any (none: the mutant escapes this config).  The model's code failing goes to
     ``outcome.error``."""
-    from .cli import _model_failure, _search_failure, build_named_model
     from .progress import progress_reporter
 
     mutated = CheckConfig(config.model, {**config.settings, MUTANT_SETTING: mutant}, dict(config.check),
@@ -166,10 +201,10 @@ def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome) -> l
     try:
         model = build_named_model(mutated)
     except ModelFailed as e:
-        outcome.error = _model_failure(e.__cause__)
+        outcome.error = model_failure(e.__cause__)
         return []
     check = config.check
-    reporter = progress_reporter(args.quiet, sys.stderr)
+    reporter = progress_reporter(not progress, sys.stderr)
     try:
         result = explore(
             model,
@@ -178,12 +213,12 @@ def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome) -> l
             check_deadlock=check.get("deadlock", True),
             stop_on_violation=True,
             progress=reporter,
-            workers=args.workers if args.workers is not None else available_cores(),
+            workers=workers,
         )
     except (KeyboardInterrupt, ModelProtocolError):
         raise
     except (Exception, SystemExit) as e:  # the model's own code failed: said in the mutant's row
-        outcome.error = _search_failure(e)
+        outcome.error = search_failure(e)
         return []
     finally:
         if reporter is not None:
@@ -220,7 +255,6 @@ def _replays(baseline, cx: Counterexample) -> bool:
 
 
 def _write_junit(path: str, outcomes: list[MutantOutcome], configs: list[CheckConfig]) -> None:
-    from .cli import _error
     from .junit import Case, Outcome, write_junit
 
     tried = ", ".join(config.label for config in configs)
@@ -239,4 +273,4 @@ def _write_junit(path: str, outcomes: list[MutantOutcome], configs: list[CheckCo
     try:
         write_junit(path, "kraftcheck mutants", cases)
     except OSError as e:
-        _error(f"cannot write the JUnit report to {path}: {e.strerror or e}")
+        error(f"cannot write the JUnit report to {path}: {e.strerror or e}")

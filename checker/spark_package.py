@@ -131,3 +131,11 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def run_spark_package(args) -> int:
+    built = build(args.out)
+    print(f"wrote {built.archive}: kraftcheck {built.version}, {built.files} files (spark-submit --py-files)")
+    print(f"wrote {built.driver_script}: the driver script (spark-submit's application)")
+    print(f"the executors' Python needs {', '.join(EXECUTOR_REQUIREMENTS)} installed")
+    return 0

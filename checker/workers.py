@@ -411,7 +411,7 @@ def _worker_main(search, frontier, first_index, me, link, inbox, outbox) -> None
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
-    _die_with_parent()
+    die_with_parent()
     shard = _Shard(search, me, inbox, outbox)
     shard.adopt(search.visited, frontier, first_index)
     del search, frontier
@@ -431,7 +431,7 @@ def _worker_main(search, frontier, first_index, me, link, inbox, outbox) -> None
         link.send(reply)
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Have the kernel kill this process when the coordinator dies, however it dies (Linux)."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -666,15 +666,5 @@ class _Shard:
                 hash(state)
         except TypeError:
             return first_problem(range(len(steps)))
-        return None
-
-        problem = first_problem(i for i in range(len(pending)) if indices[i] < checked_below)
-        if problem is not None:
-            return problem
-        try:
-            for _, _, _, _, state in pending:
-                hash(state)
-        except TypeError:
-            return first_problem(range(len(pending)))
         return None
 

@@ -12,11 +12,14 @@ problems, the highest code.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+
+from kraftcheck.checker.outputs import refuse_replacing
 
 EXIT_OK, EXIT_CLUSTER_FAILED, EXIT_BAD_INPUT, EXIT_DIVERGES, EXIT_LOST = 0, 1, 2, 14, 15
 
@@ -87,6 +90,7 @@ def run_cluster(args) -> int:
     if not args.scenarios:
         return _bad("cluster needs SCENARIO files or names (see 'kraftcheck cluster --list')")
     try:
+        refuse_replacing([s for s in args.scenarios if os.path.exists(s)], [("--json", args.json)])
         scenarios = [load(s) for s in args.scenarios]
         if args.bootstrap:
             check_bootstrap(args.bootstrap)

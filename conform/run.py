@@ -49,7 +49,7 @@ class Report:
 
 
 def register(commands) -> None:
-    from kraftcheck.checker.cli import _positive as positive
+    from kraftcheck.checker.arguments import positive
 
     from .harness import DEFAULT_KAFKA_VERSION
 
@@ -163,6 +163,7 @@ def conform_all(sources: list[Source], harness, allow_explained: bool = False) -
 
 def run_conform(args) -> int:
     from kraftcheck.checker.config import ConfigError
+    from kraftcheck.checker.outputs import refuse_replacing
     from kraftcheck.traces.itf import TraceFormatError
 
     from .harness import DEFAULT_KAFKA_VERSION, Harness, HarnessFailed, HarnessUnavailable
@@ -172,6 +173,7 @@ def run_conform(args) -> int:
     if args.kafka_classpath and args.kafka_versions:
         return _bad("--kafka-classpath and --kafka-version exclude each other: the classpath is the Kafka to run")
     try:
+        refuse_replacing([*args.traces, *args.configs], [("--json", args.json)])
         sources = load_sources(args.traces, args.configs, args.overrides, args.walks, args.depth, args.seed)
     except (BadInput, ConfigError, TraceFormatError, OSError) as e:
         return _bad(str(e))

@@ -127,7 +127,7 @@ def _model(path: str):
 
 def _finding(config, model, cx) -> str:
     """A counterexample as ``kraftcheck trace show`` prints it, under the report's line."""
-    from kraftcheck.checker.cli import finding_text
+    from kraftcheck.checker.check import finding_text
     from kraftcheck.traces.counterexample import write_counterexample
     from kraftcheck.traces.show import show_trace
     from kraftcheck.traces.trace import load_trace

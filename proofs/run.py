@@ -105,8 +105,10 @@ def bounded(flag: str, largest: int):
 
 def run_prove(args) -> int:
     from kraftcheck.checker.config import ConfigError
+    from kraftcheck.checker.extras import require
     from kraftcheck.model import MUTANTS
 
+    require("prove", "kraftcheck prove")
     from .lemmas import RULE_MUTANTS
 
     if args.mutant != "none" and args.mutant not in MUTANTS:
@@ -121,7 +123,7 @@ def run_prove(args) -> int:
     if args.json:
         from pathlib import Path
 
-        from kraftcheck.checker.cli import _unwritable
+        from kraftcheck.checker.outputs import unwritable as _unwritable
 
         problem = _unwritable(Path(args.json), directory=False)
         if problem:
@@ -132,7 +134,7 @@ def run_prove(args) -> int:
     code = exit_code(outcomes)
     print_outcomes(outcomes, args, sys.stdout)
     if args.json:
-        from kraftcheck.checker.cli import write_summary
+        from kraftcheck.checker.outputs import write_summary
 
         write_summary(args.json, summary(outcomes, args, code))
     return code
@@ -196,7 +198,7 @@ def run_induction(args) -> int:
     counterexample to induction, its two states in Kafka's terms."""
     from pathlib import Path
 
-    from kraftcheck.checker.cli import _unwritable
+    from kraftcheck.checker.outputs import unwritable as _unwritable
     from kraftcheck.checker.config import ConfigError
 
     from .induction import check_induction
@@ -245,7 +247,7 @@ def run_induction(args) -> int:
                EXIT_INCOMPLETE: "not proven: a step has a counterexample no run reaches, or the solver gave up"}[code]
     print(f"\n{verdict} ({sum(c.seconds for c in cells):.2f} s)", file=out)
     if args.json:
-        from kraftcheck.checker.cli import write_summary
+        from kraftcheck.checker.outputs import write_summary
 
         write_summary(args.json, {
             "verdict": {EXIT_PROVEN: "proven", EXIT_REFUTED: "violated", EXIT_INCOMPLETE: "incomplete"}[code],

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kraftcheck.checker.cli import EXIT_SEVERITY, worst_exit_code
+from kraftcheck.checker.check import EXIT_SEVERITY, worst_exit_code
 from kraftcheck.checker.workers import available_cores
 from tests.junit_schema import Invalid, validate
 from tests.test_cli import REPO, kraftcheck
@@ -56,12 +56,53 @@ def test_several_configs_one_table_and_the_worst_exit_code(tmp_path, suite):
         [suite[1], "violation", "14", "7", "NotFourGallons (7 states)"],
         [suite[2], "deadlock", "6", "6", "Deadlock (6 states)"],
     ]
-    # each config reported as a single one is, under its name
-    assert f"checking tests.models:diehard with {suite[1]} (local engine)\n" in p.stdout
-    assert "error: invariant NotFourGallons is violated; shortest trace: 7 states" in p.stdout
+    assert p.stdout.startswith("config ")  # --quiet: the table only
     assert sorted(f.name for f in (tmp_path / "traces").iterdir()) == [
         "jugs_NotFourGallons.itf.json", "stuck_Deadlock.itf.json"]
     assert p.stderr == ""
+
+
+def without_times(text: str) -> str:
+    return re.sub(r"\d+\.\d\d s\b|\([\d,]+ states/s\)", "T", text)
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_a_line_per_config_as_it_finishes_then_the_table(tmp_path, suite, jobs):
+    p = kraftcheck("check", *suite, "--trace-dir", str(tmp_path / "traces"), "--no-picture", "-j", jobs)
+    assert p.returncode == 12, p.stderr
+    traces = tmp_path / "traces"
+    assert without_times(p.stdout).splitlines()[:3] == [
+        f"[1/3] {suite[0]}: ok, 4 states, depth 4, T",
+        f"[2/3] {suite[1]}: violation, 14 states, depth 7, T; NotFourGallons (7 states): "
+        f"{traces / 'jugs_NotFourGallons.itf.json'}",
+        f"[3/3] {suite[2]}: deadlock, 6 states, depth 6, T; Deadlock (6 states): {traces / 'stuck_Deadlock.itf.json'}",
+    ]
+    assert p.stdout.splitlines()[3].startswith("config ")
+    assert p.stderr == ""
+
+
+def test_verbose_reports_each_config_whole_and_any_number_of_jobs_prints_the_same(tmp_path, suite):
+    outputs = []
+    for jobs in ("1", "2", "3"):
+        p = kraftcheck("check", *suite, "--trace-dir", str(tmp_path / jobs), "--no-picture", "--verbose", "-j", jobs)
+        assert p.returncode == 12, p.stderr
+        outputs.append(without_times(p.stdout.replace(str(tmp_path / jobs), "DIR")))
+    assert outputs[0] == outputs[1] == outputs[2]
+    # each config reported as a single one is, under its name, coverage included
+    assert f"checking tests.models:diehard with {suite[1]} (local engine)\n" in outputs[0]
+    assert "error: invariant NotFourGallons is violated; shortest trace: 7 states\n" in outputs[0]
+    assert outputs[0].count("coverage:\n") == 3
+
+
+def test_an_expected_violation_is_said_as_expected_not_as_an_error(tmp_path):
+    jugs = write_config(tmp_path, "jugs", "tests.models:diehard")
+    suite_file = tmp_path / "suite.toml"
+    suite_file.write_text(f'[[config]]\npath = "{jugs}"\nexpect = ["NotFourGallons"]\n')
+    p = kraftcheck("check", "--suite", str(suite_file), "--trace-dir", str(tmp_path / "t"), "--no-picture",
+                   "--verbose")
+    assert p.returncode == 0, p.stderr
+    assert "expected: invariant NotFourGallons is violated; shortest trace: 7 states\n" in p.stdout
+    assert "error:" not in p.stdout
 
 
 def test_the_summary_holds_an_entry_per_config(tmp_path, suite):
@@ -123,7 +164,9 @@ def test_a_failing_model_is_its_configs_error_and_the_others_are_checked(tmp_pat
         "config": {"model": "tests.broken_models:exiting_successors", "source": failing,
                    "check": {"model": "tests.broken_models:exiting_successors", "deadlock": True}, "settings": {},
                    "search": {"max_states": None, "max_depth": None, "check_deadlock": True,
-                              "stop_on_violation": True, "workers": available_cores()}}}
+                              "stop_on_violation": True,
+                                  # two configs side by side, the cores shared out between them
+                                  "workers": max(1, available_cores() // min(available_cores(), 2))}}}
 
 
 def test_a_bad_config_among_several_stops_before_any_search(tmp_path, suite):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from kraftcheck.checker.config import ConfigError, ModelFailed
+from kraftcheck.checker.outputs import refuse_replacing
 from kraftcheck.checker.protocol import ModelProtocolError
 
 #: Exit code of ``trace replay`` when the trace is not a run of the model.
@@ -18,7 +19,7 @@ EXIT_INVALID_TRACE = 1
 
 def register(commands) -> None:
     """Add the trace subcommands to the CLI's subparsers."""
-    from kraftcheck.checker.cli import _positive as positive
+    from kraftcheck.checker.arguments import positive
 
     trace = commands.add_parser("trace", help="replay, show, render or page through an ITF trace",
                                 description="Work with ITF traces (*.itf.json), the checker's or Quint's/Apalache's.")
@@ -125,7 +126,7 @@ def _guarded(run):
         try:
             return run(args)
         except ModelFailed as e:
-            from kraftcheck.checker.cli import _model_failed
+            from kraftcheck.checker.errors import model_failed as _model_failed
 
             return _model_failed(e.__cause__)
 
@@ -186,6 +187,7 @@ def run_render(args) -> int:
 
     lenient_stdout()
     fmt = output_format(args.output)
+    refuse_replacing([args.trace], [("-o", args.output)])
     trace = load_trace(args.trace)
     if args.style == "sequence":
         from .sequence import render_sequence
@@ -205,6 +207,7 @@ def run_html(args) -> int:
     lenient_stdout()
     if Path(args.output).suffix.lower() not in (".html", ".htm"):
         raise ConfigError(f"trace html writes an .html file, not {args.output!r}")
+    refuse_replacing([args.trace], [("-o", args.output)])
     trace = load_trace(args.trace)
     model = picture_model(trace, args.model, args.overrides) if args.picture else None
     path = model_code(write_page, trace, args.output, model=model, picture=args.picture)
@@ -223,6 +226,7 @@ def run_graph(args) -> int:
 
     lenient_stdout()
     fmt = output_format(args.output)
+    refuse_replacing([args.config or ""], [("-o", args.output)])
     config = load_config(args.config, args.model, args.overrides)
     model = build_model(config)
     max_nodes = args.max_nodes or DEFAULT_MAX_NODES
