@@ -8,10 +8,12 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from .config import CheckConfig, ModelFailed, build_model, load_config
-from .result import Result
+from .result import Counterexample, Result
 from .workers import available_cores, explore
 
 #: Keyword arguments of :func:`check` that set the search; every other one is a model setting.
@@ -41,7 +43,7 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
         raise ValueError(f"workers must be a positive integer or 'auto', got {workers!r}")
     if _is_model(config_or_model):
         if settings:
-            raise TypeError(f"a model object takes no settings, got {', '.join(sorted(settings))}")
+            raise ValueError(f"a model object takes no settings, got {', '.join(sorted(settings))}")
         config, model = CheckConfig(source="<model object>"), config_or_model
     else:
         config = _config(config_or_model)
@@ -56,7 +58,7 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
 
         model = _WithoutSymmetry(model)
     check_table = config.check
-    return explore(
+    result = explore(
         model,
         max_states=max_states if max_states is not None else check_table.get("max_states"),
         max_depth=max_depth if max_depth is not None else check_table.get("max_depth"),
@@ -64,6 +66,51 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
         stop_on_violation=not (keep_going or check_table.get("continue", False)),
         workers=workers,
     )
+    checked = CheckResult(**{f.name: getattr(result, f.name) for f in fields(Result)})
+    checked._model, checked._config = model, config
+    return checked
+
+
+@dataclass
+class CheckResult(Result):
+    """:class:`Result`, which also writes and prints its counterexamples as ``kraftcheck check``
+    and ``kraftcheck trace show`` do."""
+
+    def write_trace(self, counterexample: Counterexample | None = None, path: str | os.PathLike | None = None) -> Path:
+        """Write ``counterexample`` (the first by default) as an ITF trace: to ``path``, or where
+        ``kraftcheck check`` would (``out/<config>_<property>.itf.json``); return its path."""
+        from kraftcheck.traces.counterexample import write_counterexample
+
+        from .outputs import DEFAULT_TRACE_DIR, trace_file_name
+
+        cx = self._chosen(counterexample)
+        if path is None:
+            path = Path(DEFAULT_TRACE_DIR) / trace_file_name(self._config, cx.name)
+        meta = {"config": self._config.to_json()}
+        if not self._config.source.startswith("<model object"):  # a trace names the model it can rebuild
+            meta["model"] = self._config.model
+        return write_counterexample(path, self._model, cx, meta)
+
+    def trace_text(self, counterexample: Counterexample | None = None) -> str:
+        """``counterexample`` (the first by default) as ``kraftcheck trace show`` prints it, without colours."""
+        import io
+        import tempfile
+
+        from kraftcheck.traces.show import show_trace
+        from kraftcheck.traces.trace import load_trace
+
+        with tempfile.TemporaryDirectory() as folder:
+            trace = load_trace(self.write_trace(counterexample, Path(folder) / "trace.itf.json"))
+        text = io.StringIO()
+        show_trace(trace, file=text, color=False)
+        return text.getvalue()
+
+    def _chosen(self, counterexample: Counterexample | None) -> Counterexample:
+        if counterexample is not None:
+            return counterexample
+        if not self.counterexamples:
+            raise ValueError(f"the search found no counterexample (verdict {self.verdict})")
+        return self.counterexamples[0]
 
 
 def _is_model(value: Any) -> bool:

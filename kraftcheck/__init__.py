@@ -5,17 +5,24 @@ The repository's top-level folders are this package's parts: ``checker/`` (engin
 module and the configs).
 
 ``kraftcheck.check(config_or_model, **settings)`` runs a search from Python and returns its
-``Result`` (``checker/api.py``).
+``CheckResult``, which writes (``write_trace``) and prints (``trace_text``) its counterexamples
+(``checker/api.py``).
 """
 
 __version__ = "0.1.0"
 
+__all__ = ["check", "Result", "CheckResult", "Counterexample", "__version__"]
+
 
 def __getattr__(name: str):
-    # kraftcheck.check and kraftcheck.Result, imported when first used: `import kraftcheck`
+    # kraftcheck.check and its results, imported when first used: `import kraftcheck`
     # (the CLI reading __version__) loads no engine
-    if name in ("check", "Result"):
+    if name in ("check", "Result", "CheckResult", "Counterexample"):
         from kraftcheck.checker import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'kraftcheck' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

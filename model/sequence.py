@@ -53,7 +53,7 @@ def sequence(steps: list[tuple[str | None, dict]]) -> dict:
 
 def _state(values: dict, index: int) -> dict:
     if not isinstance(values, dict) or not isinstance(values.get("brokerStatus"), list):
-        raise ValueError(f"state {index} is no state of the Kafka model")
+        raise ValueError(f"state {index + 1} is no state of the Kafka model")  # numbered as every view numbers it
     return values
 
 

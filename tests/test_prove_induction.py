@@ -100,11 +100,11 @@ def test_prove_induction_exits_12_with_its_table_and_counterexamples(tmp_path):
     replayed = kraftcheck("trace", "replay", ctis / "ControllerHandlesAssignment_LeaderOnOnlineDir.run.itf.json")
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout.strip() == ("valid: 22 states, every step a legal transition of kraftcheck.model:make_model; "
-                                       "state 21 violates LeaderOnOnlineDir")
+                                       "state 22 violates LeaderOnOnlineDir")
     # a reachable one: the model's own step from the reachable state, which trace show displays
     shown = kraftcheck("trace", "show", ctis / "ControllerHandlesHeartbeat_LeaderOnOnlineDir.itf.json")
     assert shown.returncode == 0, shown.stderr
-    assert "── 1/1 ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline ['dir-0']))" in shown.stdout
+    assert "── 2/2 ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline ['dir-0']))" in shown.stdout
     assert "   partition[0].leader: -1 → 0" in shown.stdout
     document = json.loads((ctis / "ControllerHandlesHeartbeat_LeaderInIsr.itf.json").read_text())
     assert (document["#meta"]["kind"], document["#meta"]["reachable"], len(document["states"])) == (

@@ -1,8 +1,11 @@
 """The pytest plugin (pytest --kraftcheck), run by pytester, and kraftcheck.check from Python."""
 
+from pathlib import Path
+
 import pytest
 
 import kraftcheck
+from kraftcheck.checker.cli import main
 from tests.models import diehard
 
 pytest_plugins = ["pytester"]
@@ -42,13 +45,13 @@ def test_configs_and_expected_mutants_are_test_items(project):
     result.stdout.fnmatch_lines([
         "*kraftcheck jugs.toml::check*",
         "*/jugs.toml: invariant NotFourGallons is violated; shortest trace: 7 states",
-        "tests.models:diehard: NotFourGallons",
-        "── 0/6 Init",
+        "jugs.toml: NotFourGallons",
+        "── 1/7 Init",
         "   small = 0",
         "   big = 0",
-        "── 1/6 FillBig",
+        "── 2/7 FillBig",
         "   big: 0 → 5",
-        "*── 6/6 BigToSmall",
+        "*── 7/7 BigToSmall",
         "   small: 2 → 3",
         "   big: 5 → 4",
     ])
@@ -94,7 +97,26 @@ def test_check_a_factory_a_model_and_search_options():
 def test_check_refuses_what_it_cannot_use():
     with pytest.raises(ValueError, match="unknown model setting 'gaol'"):
         kraftcheck.check("tests.models:diehard", gaol=4)
-    with pytest.raises(TypeError, match="a model object takes no settings, got goal"):
+    with pytest.raises(ValueError, match="a model object takes no settings, got goal"):
         kraftcheck.check(diehard(), goal=3)
     with pytest.raises(RuntimeError, match="the factory gave up"):  # the model's own error, as it is
         kraftcheck.check("tests.broken_models:factory_raises")
+
+
+def test_the_package_lists_what_it_offers():
+    assert dir(kraftcheck) == ["CheckResult", "Counterexample", "Result", "__version__", "check"]
+
+
+def test_a_result_writes_and_prints_its_counterexample(tmp_path, monkeypatch):
+    result = kraftcheck.check("tests.models:diehard")
+    path = result.write_trace(path=tmp_path / "jugs.itf.json")
+    assert path == tmp_path / "jugs.itf.json"
+    assert main(["trace", "replay", str(path), "--model", "tests.models:diehard"]) == 0
+    text = result.trace_text()
+    assert text.startswith("tests.models:diehard: NotFourGallons\n── 1/7 Init\n")
+    assert text.endswith("── 7/7 BigToSmall\n   small: 2 → 3\n   big: 5 → 4\nstate 7 violates the invariant NotFourGallons\n")
+    monkeypatch.chdir(tmp_path)  # by default where `kraftcheck check` writes it
+    assert result.write_trace() == Path("out") / "diehard_NotFourGallons.itf.json"
+    held = kraftcheck.check("tests.models:diehard", goal=9)
+    with pytest.raises(ValueError, match="the search found no counterexample"):
+        held.trace_text()

@@ -41,7 +41,7 @@ def test_diehard_graph_counts():
         "transitions": 96,    # six actions, always enabled
         "edges": 74,          # 96 less the actions that land where another from the same state does
         "initial": 1,
-        "depth": 7,           # the longest shortest path from (0, 0): e.g. to (3, 4)... in steps
+        "depth": 8,           # the longest shortest path from (0, 0): e.g. to (3, 4)... in states, as check counts
         "diameter": 7,
         "strongly_connected_components": 1,  # every state can empty both jugs, and (0, 0) reaches all
         "largest_component": 16,
@@ -60,7 +60,7 @@ def test_graph_command_draws_and_reports(capsys, tmp_path):
     assert (code, err) == (0, "")
     assert stdout == (
         "16 states, 96 transitions (74 edges between distinct pairs of states), 1 initial\n"
-        "depth 7 steps (the longest shortest path from an initial state), diameter 7\n"
+        "depth 8 states (the longest shortest path from an initial state), diameter 7\n"
         "1 strongly connected component, the largest of 16 states\n"
         "2 states violating an invariant, 0 transitions violating a step property, 0 deadlocks\n"
         f"wrote {out}\n"
@@ -82,7 +82,7 @@ def test_graph_of_a_deadlocking_model_as_dot(capsys, tmp_path):
     assert code == 0
     assert stdout.splitlines()[:4] == [
         "4 states, 3 transitions (3 edges between distinct pairs of states), 1 initial",
-        "depth 3 steps (the longest shortest path from an initial state), diameter infinite (not strongly connected)",
+        "depth 4 states (the longest shortest path from an initial state), diameter infinite (not strongly connected)",
         "4 strongly connected components, the largest of 1 state",
         "0 states violating an invariant, 0 transitions violating a step property, 1 deadlock",
     ]
@@ -121,7 +121,7 @@ def test_graph_marks_steps_that_violate_a_step_property(capsys, tmp_path):
     assert code == 0
     assert stdout.splitlines()[:4] == [
         "4 states, 7 transitions (7 edges between distinct pairs of states), 1 initial",
-        "depth 3 steps (the longest shortest path from an initial state), diameter 3",
+        "depth 4 states (the longest shortest path from an initial state), diameter 3",
         "1 strongly connected component, the largest of 4 states",
         "1 state violating an invariant, 3 transitions violating a step property, 0 deadlocks",
     ]
@@ -173,10 +173,10 @@ CASES = [
     (["trace", "html", "{d}/object.itf.json", "-o", "{d}/x.html"],
      "{d}/object.itf.json is not an ITF trace: it has no list of states"),
     (["trace", "show", "{d}/nostates.itf.json"], "{d}/nostates.itf.json holds no states"),
-    (["trace", "show", "{d}/tag.itf.json"], "{d}/tag.itf.json: state 0: unknown ITF tag in ['#frac']"),
-    (["trace", "show", "{d}/missing-var.itf.json"], "{d}/missing-var.itf.json: state 0 lacks variable 'y'"),
-    (["trace", "show", "{d}/float.itf.json"], "{d}/float.itf.json: state 1: ITF has no fractional numbers: 1.5"),
-    (["trace", "show", "{d}/null.itf.json"], "{d}/null.itf.json: state 0: ITF has no null value"),
+    (["trace", "show", "{d}/tag.itf.json"], "{d}/tag.itf.json: state 1: unknown ITF tag in ['#frac']"),
+    (["trace", "show", "{d}/missing-var.itf.json"], "{d}/missing-var.itf.json: state 1 lacks variable 'y'"),
+    (["trace", "show", "{d}/float.itf.json"], "{d}/float.itf.json: state 2: ITF has no fractional numbers: 1.5"),
+    (["trace", "show", "{d}/null.itf.json"], "{d}/null.itf.json: state 1: ITF has no null value"),
     (["trace", "show", "{d}/loop.itf.json"], "{d}/loop.itf.json: 'loop' must be the index of a state"),
     (["trace", "show", "{d}"], "cannot read trace file {d}: Is a directory"),
     (["trace", "render", "{d}/good.itf.json", "-o", "{d}/x.pdf"],
@@ -250,7 +250,7 @@ def test_failing_model_code_is_one_line_and_exit_1(capsys, files, tmp_path, comm
     }[command]
     code, out, err = run(capsys, *args, "--model", "tests.test_trace_cli:broken_picture")
     if command == "replay":  # replay never draws: a one-state trace at (0, 0) is no violation
-        assert (code, out) == (1, "invalid: state 0 does not violate NotFourGallons\n")
+        assert (code, out) == (1, "invalid: state 1 does not violate NotFourGallons\n")
         return
     if command == "graph":  # the graph reaches big = 2, where the invariant divides by zero
         assert code == 1

@@ -112,7 +112,7 @@ def test_a_shipped_model_named_by_a_trace_is_built(capsys, kafka_document, tmp_p
     code, out, err = run(capsys, "trace", "replay", trace)
     assert (code, err) == (0, "")
     assert out == ("valid: 11 states, every step a legal transition of kraftcheck.model:make_model; "
-                   "step 10 (ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))) violates "
+                   "step 11 (ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))) violates "
                    "StaleEpochChangesNothing\n")
 
 
@@ -134,7 +134,7 @@ def test_show_escapes_control_characters(capsys, kafka_document, tmp_path):
     trace = written(tmp_path / "t.itf.json", hostile_kafka(kafka_document))
     code, out, err = run(capsys, "trace", "show", trace, "--color", "never")
     assert (code, err) == (0, "")
-    assert f"── 1/10 {SHOWN_LABEL}\n" in out
+    assert f"── 2/11 {SHOWN_LABEL}\n" in out
     assert '   network + "\\x1b[31mred\\x00 \\u202eright-to-left"\n' in out
     assert '   dirIds[0][1]: dir-1 → "dir\\x00\\x1b"\n' in out
     assert not UNSAFE.search(out)
@@ -147,7 +147,7 @@ def test_replay_escapes_step_labels_and_the_source(capsys, kafka_document, tmp_p
     trace = written(tmp_path / "t.itf.json", edited(kafka_document, edit))
     code, out, err = run(capsys, "trace", "replay", trace)
     assert (code, err) == (1, "")
-    assert out == f"invalid: step 1: {SHOWN_LABEL} leads to incarnation[0] = 1, but the trace has 2\n"
+    assert out == f"invalid: step 2: {SHOWN_LABEL} leads to incarnation[0] = 1, but the trace has 2\n"
 
     foreign = written(tmp_path / "f.itf.json", edited(kafka_document, lambda d: d["#meta"].update(
         source="\x1b[2J\x1b[1;1Hvalid: 11 states\u202e")))
@@ -196,7 +196,7 @@ def test_show_compares_long_lists_in_linear_time(capsys, tmp_path):
     elapsed = time.perf_counter() - start
     assert code == 0
     lines = out.splitlines()
-    assert lines[lines.index("── 1/2 step 1") + 1:][:2] == ["   x - 0", "── 2/2 step 2"]
+    assert lines[lines.index("── 2/3 step 2") + 1:][:2] == ["   x - 0", "── 3/3 step 3"]
     assert lines[-3:] == ["   x[48]: 49 → 100049", "   x[49]: 50 → 100050", "   … 19,949 more changes of x"]
     assert len(lines) == 2 + 50 + 1 + 2 + 1 + 1  # title, state 0 (cut), steps, 50 changes, the count
     assert elapsed < 10, elapsed
@@ -264,7 +264,7 @@ def deep_list(depth: int) -> str:
     ("4,301 digits", '{"vars": ["x"], "states": [{"x": ' + "7" * 4301 + "}]}",
      "{path} is not a trace: it holds an integer of 4,301 digits, more than a trace may hold (4,300)"),
     ("#bigint of 4,301 digits", json.dumps({"vars": ["x"], "states": [{"x": {"#bigint": "-" + "7" * 4301}}]}),
-     "{path}: state 0: #bigint holds an integer of 4,301 digits, more than a trace may hold (4,300)"),
+     "{path}: state 1: #bigint holds an integer of 4,301 digits, more than a trace may hold (4,300)"),
     ("NaN", '{"vars": ["x"], "states": [{"x": NaN}]}', "{path} is not a trace: it holds NaN, which is not JSON"),
 ])
 def test_malformed_json_is_one_line_and_exit_2(capsys, tmp_path, command, case, text, message):
@@ -324,7 +324,7 @@ def test_settings_that_no_config_holds_are_one_line_and_exit_2(capsys, tmp_path,
 
 def test_a_malformed_kafka_value_is_drawn_as_a_table(capsys, tmp_path, kafka_document):
     path = written(tmp_path / "t.itf.json", edited(kafka_document, lambda d: d["states"][3].update(brokerStatus=7)))
-    note = (f"kraftcheck: note: drawing the variables only: the model's picture does not take state 3 of {path}: "
+    note = (f"kraftcheck: note: drawing the variables only: the model's picture does not take state 4 of {path}: "
             "not a state of the Kafka model (TypeError: object of type 'int' has no len())\n")
     code, out, err = run(capsys, "trace", "render", path, "-o", tmp_path / "t.svg")
     assert (code, out, err) == (0, f"wrote {tmp_path / 't.svg'}\n", note)
@@ -332,12 +332,12 @@ def test_a_malformed_kafka_value_is_drawn_as_a_table(capsys, tmp_path, kafka_doc
     assert "brokerStatus" in texts and "broker 0" not in texts  # tables, not the Kafka picture
     code, out, err = run(capsys, "trace", "html", path, "-o", tmp_path / "t.html")
     no_chart = (f"kraftcheck: note: no sequence chart in the page: the model's sequence chart does not take {path}: "
-                "state 3 is no state of the Kafka model\n")
+                "state 4 is no state of the Kafka model\n")
     assert (code, err) == (0, note + no_chart) and "<svg" not in (tmp_path / "t.html").read_text()
     # replay never hands trace values to the model: the state simply does not match
     code, out, err = run(capsys, "trace", "replay", path)
     assert (code, err) == (1, "")
-    assert out == "invalid: step 3: ControllerHandlesRegistration(Register(b0, incarnation 1, dirs ['dir-0', 'dir-1'])) leads to brokerStatus = [STARTING], but the trace has 7\n"
+    assert out == "invalid: step 4: ControllerHandlesRegistration(Register(b0, incarnation 1, dirs ['dir-0', 'dir-1'])) leads to brokerStatus = [STARTING], but the trace has 7\n"
 
 
 def test_meta_fields_of_the_wrong_type_are_one_line(capsys, tmp_path, kafka_document):
@@ -374,14 +374,14 @@ def test_a_huge_bad_value_is_not_echoed_whole(capsys, tmp_path):
     path = written(tmp_path / "t.itf.json", {"vars": ["x"], "states": [{"x": {"#bigint": "x" * 30_000_000}}]})
     code, out, err = run(capsys, "trace", "show", path)
     assert (code, out) == (2, "")
-    assert err == f"kraftcheck: error: {path}: state 0: #bigint must hold a decimal integer string, not '{'x' * 78}…\n"
+    assert err == f"kraftcheck: error: {path}: state 1: #bigint must hold a decimal integer string, not '{'x' * 78}…\n"
 
 
 def test_a_huge_label_is_cut(capsys, tmp_path, kafka_document):
     path = written(tmp_path / "t.itf.json", edited(kafka_document, lambda d: d["states"][1]["#meta"].update(
         label="L" * 1_000_000)))
     code, out, _ = run(capsys, "trace", "show", path, "--color", "never")
-    assert code == 0 and f"── 1/10 {'L' * 199}…\n" in out and len(out) < 5000
+    assert code == 0 and f"── 2/11 {'L' * 199}…\n" in out and len(out) < 5000
 
 
 class ShoutingPicture:
@@ -425,7 +425,7 @@ def test_a_set_of_tuples_holding_lists_reads(capsys, tmp_path):
         {"s": {"#set": [{"#tup": ["a", [1, 2]]}]}}, {"s": {"#set": []}}]})
     code, out, err = run(capsys, "trace", "show", path, "--color", "never")
     assert (code, err) == (0, "")
-    assert out == ("t.itf.json: trace\n── 0/1 step 0\n   s = {<<a, <<1, 2>>>>}\n── 1/1 step 1\n"
+    assert out == ("t.itf.json: trace\n── 1/2 step 1\n   s = {<<a, <<1, 2>>>>}\n── 2/2 step 2\n"
                    "   s: {<<a, <<1, 2>>>>} → {}\n")
 
 

@@ -136,7 +136,7 @@ def test_a_quint_trace_reads_back(tmp_path):
     assert trace.steps[2].values["log"][1] == {"tag": "Withdraw", "value": {"who": "alice", "amount": 2**53 + 101}}
     assert trace.steps[1].changed == ["balances", "pending", "log", "mbt::actionTaken", "mbt::nondetPicks"]
     assert trace.steps[2].changed == ["balances", "pending", "log", "mbt::actionTaken", "mbt::nondetPicks"]
-    assert trace.verdict == "the last state (2) is a violation"
+    assert trace.verdict == "the last state (3) is a violation"
 
 
 def test_an_apalache_trace_with_a_loop_reads_back(tmp_path):
@@ -150,5 +150,5 @@ def test_an_apalache_trace_with_a_loop_reads_back(tmp_path):
     }))
     trace = load_trace(path)
     assert trace.loop == 1 and [s.action for s in trace.steps] == [None, None, None]
-    assert [s.label for s in trace.steps] == ["step 0", "step 1", "step 2"]
+    assert [s.label for s in trace.steps] == ["step 1", "step 2", "step 3"]
     assert trace.steps[2].values["seen"] == frozenset({0, 1}) and trace.steps[2].changed == ["x", "seen"]

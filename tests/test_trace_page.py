@@ -94,26 +94,26 @@ def test_page_is_self_contained(diehard_page):
 def test_stepping_with_buttons_and_arrow_keys(open_page, diehard_page):
     open_, events = open_page
     page = open_(diehard_page)
-    assert visible_step(page) == {"position": "step 0 of 6", "action": "Init", "shown": [0], "highlighted": [],
+    assert visible_step(page) == {"position": "state 1 of 7", "action": "Init", "shown": [0], "highlighted": [],
                                   "colours": [], "verdict": None}
     page.keyboard.press("ArrowRight")
-    assert visible_step(page) == {"position": "step 1 of 6", "action": "FillBig", "shown": [1],
+    assert visible_step(page) == {"position": "state 2 of 7", "action": "FillBig", "shown": [1],
                                   "highlighted": ["big"], "colours": [HIGHLIGHT], "verdict": None}
     page.click("#next")
     step = visible_step(page)
-    assert (step["position"], step["action"], step["highlighted"]) == ("step 2 of 6", "BigToSmall", ["small", "big"])
+    assert (step["position"], step["action"], step["highlighted"]) == ("state 3 of 7", "BigToSmall", ["small", "big"])
     page.keyboard.press("ArrowLeft")
     assert visible_step(page)["shown"] == [1]
     page.click("#previous")
     page.keyboard.press("ArrowLeft")  # at the first step already: stays there
     assert visible_step(page)["shown"] == [0] and page.is_disabled("#previous")
     page.keyboard.press("End")
-    assert visible_step(page) == {"position": "step 6 of 6", "action": "BigToSmall", "shown": [6],
+    assert visible_step(page) == {"position": "state 7 of 7", "action": "BigToSmall", "shown": [6],
                                   "highlighted": ["small", "big"], "colours": [HIGHLIGHT, HIGHLIGHT],
-                                  "verdict": "state 6 violates the invariant NotFourGallons"}
+                                  "verdict": "state 7 violates the invariant NotFourGallons"}
     assert page.is_disabled("#next")
     page.click("ol.timeline li:nth-child(4) button")
-    assert visible_step(page)["position"] == "step 3 of 6"
+    assert visible_step(page)["position"] == "state 4 of 7"
     assert page.inner_text("section.step:not([hidden]) ul.changes") == "small: 3 → 0"
     assert page.url.endswith("#step-3")
     assert events == []
@@ -124,7 +124,7 @@ def test_the_address_names_the_step(open_page, diehard_page):
     page = open_(diehard_page)
     page.goto(diehard_page.as_uri() + "#step-4")
     page.reload()
-    assert visible_step(page)["position"] == "step 4 of 6"
+    assert visible_step(page)["position"] == "state 5 of 7"
     page.evaluate("location.hash = '#step-2'")
     page.wait_for_function("document.body.dataset.currentStep === '2'")
     assert visible_step(page)["shown"] == [2]
@@ -149,7 +149,7 @@ def test_trace_content_is_shown_as_text_and_never_runs(open_page, capsys, tmp_pa
     cell = page.inner_text("section.step:not([hidden]) tr.changed td")
     assert cell == '"' + hostile.replace('"', '\\"') + '"'
     page.keyboard.press("ArrowRight")
-    assert visible_step(page)["verdict"] == "state 2 violates the invariant <img src=x onerror=alert(2)>"
+    assert visible_step(page)["verdict"] == "state 3 violates the invariant <img src=x onerror=alert(2)>"
     assert events == []
 
 
@@ -168,7 +168,7 @@ def test_kafka_pages_step_through_to_the_violation(open_page, capsys, tmp_path):
         for i in range(1, last + 1):
             page.keyboard.press("ArrowRight")
             shown = visible_step(page)
-            assert shown["position"] == f"step {i} of {last}" and shown["action"] == trace.steps[i].label
+            assert shown["position"] == f"state {i + 1} of {last + 1}" and shown["action"] == trace.steps[i].label
             assert shown["highlighted"] == trace.steps[i].changed
         assert shown["verdict"] == trace.verdict
         # the picture of the shown step highlights what changed
@@ -193,7 +193,7 @@ def test_the_policy_stops_a_script_that_got_in(open_page, diehard_page, tmp_path
     open_, events = open_page
     page = open_(tampered)
     assert page.title() == "tests.models:diehard: NotFourGallons"
-    assert visible_step(page)["position"] == "step 0 of 6"  # the page's own script still runs
+    assert visible_step(page)["position"] == "state 1 of 7"  # the page's own script still runs
     assert events == []
 
 
@@ -212,5 +212,5 @@ def test_the_sequence_chart_unfolds_above_the_steps(open_page, capsys, tmp_path)
     assert page.evaluate(f"document.querySelector('{chart}').getBoundingClientRect().height") > 200
     assert page.evaluate(f"Array.from(document.querySelectorAll('{chart} text')).some(t => t.textContent === 'controller')")
     page.keyboard.press("End")
-    assert visible_step(page)["verdict"] == "state 15 violates the invariant LeaderOnOnlineDir"
+    assert visible_step(page)["verdict"] == "state 16 violates the invariant LeaderOnOnlineDir"
     assert events == []

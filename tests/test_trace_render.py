@@ -45,8 +45,8 @@ def test_a_generic_model_is_drawn_as_tables_of_variables(capsys, diehard_trace, 
     texts = svg_texts(out)
     for label in ("Init", "FillBig", "BigToSmall", "EmptySmall", "small", "big"):
         assert label in texts
-    assert "state 6 violates the invariant NotFourGallons" in texts
-    # step 1 changes big, 2 and 4 both jugs, 3 small, 5 big, 6 both: one row (two cells) per change
+    assert "state 7 violates the invariant NotFourGallons" in texts
+    # step 2 changes big, 3 and 5 both jugs, 4 small, 6 big, 7 both: one row (two cells) per change
     assert highlighted(out) == 2 * (1 + 2 + 1 + 2 + 1 + 2)
 
 
@@ -64,7 +64,7 @@ def test_check_draws_the_trace_beside_it(tmp_path):
     assert p.returncode == 12
     svg = tmp_path / "diehard_NotFourGallons.svg"
     assert f"  trace: {tmp_path / 'diehard_NotFourGallons.itf.json'}\n  picture: {svg}\n" in p.stdout
-    assert "state 6 violates the invariant NotFourGallons" in svg_texts(svg)
+    assert "state 7 violates the invariant NotFourGallons" in svg_texts(svg)
 
 
 def test_a_quint_trace_is_drawn_without_a_model(capsys, tmp_path):
@@ -106,7 +106,7 @@ def test_trace_content_is_escaped_in_pictures(capsys, tmp_path):
     texts = svg_texts(out)  # parses: nothing broke out
     joined = "\n".join(texts)
     assert f'"{hostile.replace(chr(34), chr(92) + chr(34))}"' in joined  # shown as a quoted string
-    assert "<b>Say</b>(" in joined and "state 2 violates the invariant <img src=x onerror=alert(2)>" in joined
+    assert "<b>Say</b>(" in joined and "state 3 violates the invariant <img src=x onerror=alert(2)>" in joined
     assert not ET.parse(out).getroot().findall(f".//{SVG}script")
 
 
@@ -155,14 +155,14 @@ def test_show_prints_each_step_and_only_what_changed(capsys, diehard_trace):
     assert code == 0
     assert out == (
         "tests.models:diehard: NotFourGallons\n"
-        "── 0/6 Init\n   small = 0\n   big = 0\n"
-        "── 1/6 FillBig\n   big: 0 → 5\n"
-        "── 2/6 BigToSmall\n   small: 0 → 3\n   big: 5 → 2\n"
-        "── 3/6 EmptySmall\n   small: 3 → 0\n"
-        "── 4/6 BigToSmall\n   small: 0 → 2\n   big: 2 → 0\n"
-        "── 5/6 FillBig\n   big: 0 → 5\n"
-        "── 6/6 BigToSmall\n   small: 2 → 3\n   big: 5 → 4\n"
-        "state 6 violates the invariant NotFourGallons\n"
+        "── 1/7 Init\n   small = 0\n   big = 0\n"
+        "── 2/7 FillBig\n   big: 0 → 5\n"
+        "── 3/7 BigToSmall\n   small: 0 → 3\n   big: 5 → 2\n"
+        "── 4/7 EmptySmall\n   small: 3 → 0\n"
+        "── 5/7 BigToSmall\n   small: 0 → 2\n   big: 2 → 0\n"
+        "── 6/7 FillBig\n   big: 0 → 5\n"
+        "── 7/7 BigToSmall\n   small: 2 → 3\n   big: 5 → 4\n"
+        "state 7 violates the invariant NotFourGallons\n"
     )
 
 
@@ -216,9 +216,9 @@ def test_a_lasso_says_where_it_loops_back(capsys, tmp_path):
     }))
     code, out, _ = run(capsys, "trace", "show", trace, "--color", "never")
     assert code == 0
-    assert out == ("lasso.itf.json: trace\n── 0/2 step 0\n   x = 0\n── 1/2 step 1\n   x: 0 → 1\n"
-                   "── 2/2 step 2\n   x: 1 → 2\nthen back to state 1: the steps from there repeat forever\n")
+    assert out == ("lasso.itf.json: trace\n── 1/3 step 1\n   x = 0\n── 2/3 step 2\n   x: 0 → 1\n"
+                   "── 3/3 step 3\n   x: 1 → 2\nthen back to state 2: the steps from there repeat forever\n")
     code, _, _ = run(capsys, "trace", "render", trace, "-o", tmp_path / "lasso.dot")
     assert code == 0 and 's2 -> s1 [label=<loop> constraint=false style=dashed]' in (tmp_path / "lasso.dot").read_text()
     code, _, _ = run(capsys, "trace", "html", trace, "-o", tmp_path / "lasso.html")
-    assert code == 0 and "then back to state 1: the steps from there repeat forever" in (tmp_path / "lasso.html").read_text()
+    assert code == 0 and "then back to state 2: the steps from there repeat forever" in (tmp_path / "lasso.html").read_text()

@@ -32,7 +32,7 @@ def edited(path: Path, tmp_path: Path, edit) -> Path:
 def test_the_checkers_trace_replays(capsys, diehard_trace):
     code, out, err = run(capsys, "trace", "replay", diehard_trace, *DIEHARD)
     assert (code, err) == (0, "")
-    assert out == "valid: 7 states, every step a legal transition of tests.models:diehard; state 6 violates NotFourGallons\n"
+    assert out == "valid: 7 states, every step a legal transition of tests.models:diehard; state 7 violates NotFourGallons\n"
 
 
 def test_a_changed_value_is_rejected_at_its_step(capsys, diehard_trace, tmp_path):
@@ -41,7 +41,7 @@ def test_a_changed_value_is_rejected_at_its_step(capsys, diehard_trace, tmp_path
 
     code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit), *DIEHARD)
     assert code == 1
-    assert out == "invalid: step 3: EmptySmall leads to big = 2, but the trace has 3\n"
+    assert out == "invalid: step 4: EmptySmall leads to big = 2, but the trace has 3\n"
 
 
 def test_a_changed_action_is_rejected_at_its_step(capsys, diehard_trace, tmp_path):
@@ -49,7 +49,7 @@ def test_a_changed_action_is_rejected_at_its_step(capsys, diehard_trace, tmp_pat
         d["states"][2]["#meta"]["action"] = "FillSmall"
 
     code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit), *DIEHARD)
-    assert (code, out) == (1, "invalid: step 2: FillSmall leads to big = 5, but the trace has 2\n")
+    assert (code, out) == (1, "invalid: step 3: FillSmall leads to big = 5, but the trace has 2\n")
 
 
 def test_an_unknown_action_is_not_enabled(capsys, diehard_trace, tmp_path):
@@ -57,7 +57,7 @@ def test_an_unknown_action_is_not_enabled(capsys, diehard_trace, tmp_path):
         d["states"][1]["#meta"]["action"] = "Teleport"
 
     code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit), *DIEHARD)
-    assert (code, out) == (1, "invalid: step 1: Teleport is not enabled in state 0\n")
+    assert (code, out) == (1, "invalid: step 2: Teleport is not enabled in state 1\n")
 
 
 def test_a_wrong_initial_state_is_rejected(capsys, diehard_trace, tmp_path):
@@ -65,7 +65,7 @@ def test_a_wrong_initial_state_is_rejected(capsys, diehard_trace, tmp_path):
         d["states"][0]["small"] = 1
 
     code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit), *DIEHARD)
-    assert (code, out) == (1, "invalid: state 0: no initial state of the model matches: "
+    assert (code, out) == (1, "invalid: state 1: no initial state of the model matches: "
                               "it has small = 0, the trace has 1\n")
 
 
@@ -74,7 +74,7 @@ def test_a_trace_that_stops_short_of_the_violation_is_rejected(capsys, diehard_t
         d["states"].pop()
 
     code, out, _ = run(capsys, "trace", "replay", edited(diehard_trace, tmp_path, edit), *DIEHARD)
-    assert (code, out) == (1, "invalid: state 5 does not violate NotFourGallons\n")
+    assert (code, out) == (1, "invalid: state 6 does not violate NotFourGallons\n")
 
 
 def test_a_parameter_that_is_not_enabled(capsys, tmp_path):
@@ -83,19 +83,19 @@ def test_a_parameter_that_is_not_enabled(capsys, tmp_path):
     path = tmp_path / "countdown,start=3_Deadlock.itf.json"
     code, out, _ = run(capsys, "trace", "replay", path, "--model", "tests.models:countdown")
     assert (code, out) == (0, "valid: 4 states, every step a legal transition of tests.models:countdown; "
-                              "state 3 is a deadlock\n")
+                              "state 4 is a deadlock\n")
 
     def edit(d):
         d["states"][2]["#meta"]["params"] = [7]
 
     code, out, _ = run(capsys, "trace", "replay", edited(path, tmp_path, edit), "--model", "tests.models:countdown")
-    assert (code, out) == (1, "invalid: step 2: Tick(7) is not enabled in state 1\n")
+    assert (code, out) == (1, "invalid: step 3: Tick(7) is not enabled in state 2\n")
 
     def cut(d):
         d["states"].pop()
 
     code, out, _ = run(capsys, "trace", "replay", edited(path, tmp_path, cut), "--model", "tests.models:countdown")
-    assert (code, out) == (1, "invalid: state 2 is not a deadlock: Tick(1) is enabled\n")
+    assert (code, out) == (1, "invalid: state 3 is not a deadlock: Tick(1) is enabled\n")
 
 
 def test_settings_come_from_the_trace(capsys, tmp_path):
@@ -104,10 +104,10 @@ def test_settings_come_from_the_trace(capsys, tmp_path):
     path = tmp_path / "diehard,goal=3_NotFourGallons.itf.json"
     code, out, _ = run(capsys, "trace", "replay", path, *DIEHARD)
     assert (code, out) == (0, "valid: 3 states, every step a legal transition of tests.models:diehard; "
-                              "state 2 violates NotFourGallons\n")
+                              "state 3 violates NotFourGallons\n")
     # other settings give another model, under which the trace's end is no violation
     code, out, _ = run(capsys, "trace", "replay", path, *DIEHARD, "--set", "goal=4")
-    assert (code, out) == (1, "invalid: state 2 does not violate NotFourGallons\n")
+    assert (code, out) == (1, "invalid: state 3 does not violate NotFourGallons\n")
 
 
 def test_a_foreign_trace_needs_a_model(capsys, diehard_trace, tmp_path):
@@ -128,7 +128,7 @@ def test_a_foreign_trace_needs_a_model(capsys, diehard_trace, tmp_path):
     document["states"][4]["big"] = 1
     path.write_text(json.dumps(document))
     code, out, _ = run(capsys, "trace", "replay", path, "--model", "tests.models:diehard")
-    assert (code, out) == (1, "invalid: step 4: no action of the model leads from state 3 to state 4\n")
+    assert (code, out) == (1, "invalid: step 5: no action of the model leads from state 4 to state 5\n")
 
 
 # ----------------------------------------------------------------------- every Kafka mutant
@@ -180,7 +180,7 @@ def test_an_edited_kafka_trace_is_rejected(capsys, mutant_traces, tmp_path):
     out_path = tmp_path / "edited.itf.json"
     out_path.write_text(json.dumps(document))
     code, out, _ = run(capsys, "trace", "replay", out_path)
-    assert (code, out) == (1, "invalid: step 1: BrokerStarts(b0) leads to incarnation[0] = 1, "
+    assert (code, out) == (1, "invalid: step 2: BrokerStarts(b0) leads to incarnation[0] = 1, "
                               "but the trace has 2\n")
 
 
@@ -196,5 +196,5 @@ def test_an_edited_field_is_named_by_its_path(capsys, mutant_traces, tmp_path):
     out_path.write_text(json.dumps(document))
     label = load_trace(out_path).steps[i].label
     code, out, _ = run(capsys, "trace", "replay", out_path)
-    assert (code, out) == (1, f"invalid: step {i}: {label} leads to partition[0].leader = {leader}, "
+    assert (code, out) == (1, f"invalid: step {i + 1}: {label} leads to partition[0].leader = {leader}, "
                               f"but the trace has {leader + 7}\n")

@@ -115,7 +115,7 @@ def test_render_sequence_from_the_command_line(tmp_path):
     assert (p.returncode, p.stdout, p.stderr) == (0, f"wrote {dot}\n", "")
     source = dot.read_text()
     assert "head_lane0 [label=<<B>controller</B>>" in source and "head_lane1 [label=<<B>b0</B>>" in source
-    assert 'state 15 violates the invariant LeaderOnOnlineDir' in source
+    assert 'state 16 violates the invariant LeaderOnOnlineDir' in source
     assert len(re.findall(r"r\d+_lane\d -> r\d+_lane\d \[[^\]]*xlabel=", source)) == 5  # five messages received
     p = kraftcheck("trace", "render", FINDING_1, "-o", svg, "--style", "sequence")
     assert p.returncode == 0 and svg.read_text().lstrip().startswith("<?xml")

@@ -105,9 +105,10 @@ def graph_statistics(sg: StateGraph) -> dict[str, Any]:
     """Nodes, transitions, distinct edges, depth from the initial states, diameter, SCCs."""
     simple = nx.DiGraph(sg.graph)
     sccs = list(nx.strongly_connected_components(simple))
+    # in states, as check and TLC count it: an initial state alone is depth 1
     depth = 0
     for start in sg.initial:
-        depth = max(depth, max(nx.single_source_shortest_path_length(simple, start).values()))
+        depth = max(depth, 1 + max(nx.single_source_shortest_path_length(simple, start).values()))
     diameter = nx.diameter(simple) if len(simple) and nx.is_strongly_connected(simple) else None
     return {
         "nodes": sg.graph.number_of_nodes(),
@@ -131,7 +132,7 @@ def graph_summary(sg: StateGraph) -> list[str]:
     return [
         f"{_n(s['nodes'], 'state')}, {_n(s['transitions'], 'transition')} "
         f"({_n(s['edges'], 'edge')} between distinct pairs of states), {s['initial']} initial",
-        f"depth {_n(s['depth'], 'step')} (the longest shortest path from an initial state), diameter {diameter}",
+        f"depth {_n(s['depth'], 'state')} (the longest shortest path from an initial state), diameter {diameter}",
         f"{_n(s['strongly_connected_components'], 'strongly connected component')}, the largest of "
         f"{_n(s['largest_component'], 'state')}",
         f"{_n(s['violating'], 'state')} violating an invariant, {_n(s['violating_steps'], 'transition')} "

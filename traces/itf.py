@@ -251,10 +251,10 @@ def read_trace(path: str | os.PathLike) -> dict[str, Any]:
         raise TraceFormatError(f"{path}: 'vars' must be a list of variable names")
     for i, state in enumerate(document["states"]):
         if not isinstance(state, dict):
-            raise TraceFormatError(f"{path}: state {i} is not a JSON object")
+            raise TraceFormatError(f"{path}: state {i + 1} is not a JSON object")
         missing = [v for v in variables if v not in state]
         if missing:
-            raise TraceFormatError(f"{path}: state {i} lacks variable {excerpt(repr(missing[0]))}")
+            raise TraceFormatError(f"{path}: state {i + 1} lacks variable {excerpt(repr(missing[0]))}")
     loop = document.get("loop")
     if loop is not None and not (type(loop) is int and 0 <= loop < len(document["states"])):
         raise TraceFormatError(f"{path}: 'loop' must be the index of a state")

@@ -89,7 +89,7 @@ SCRIPT = """
     items.forEach(function (b, k) {
       if (k === current) { b.setAttribute("aria-current", "step"); } else { b.removeAttribute("aria-current"); }
     });
-    position.textContent = "step " + current + " of " + (steps.length - 1);
+    position.textContent = "state " + (current + 1) + " of " + steps.length;  // numbered from 1, as TLC does
     action.textContent = steps[current].getAttribute("data-action");
     previous.disabled = current === 0;
     next.disabled = current === steps.length - 1;
@@ -196,7 +196,7 @@ def _section(trace: Trace, step: Step, svg: str | None) -> str:
         verdict = f'<p class="loop">{_e(trace.loop_note)}</p>{verdict}'
     return (f'<section class="step" id="step-{step.index}" data-step="{step.index}" '
             f'data-action="{_e(step.label)}" data-changed="{_e(changed)}">'
-            f'<h2><span class="index">{step.index}</span><code>{_e(step.label)}</code></h2>'
+            f'<h2><span class="index">{step.number}</span><code>{_e(step.label)}</code></h2>'
             f"{_changes(trace, step)}{picture}{variables}{verdict}</section>")
 
 
@@ -211,7 +211,7 @@ def page(trace: Trace, model: Any = None, picture: bool = True) -> str:
     last = ' class="last"' if trace.verdict else ""
     timeline = "".join(
         f'<li{last if s.index == steps - 1 else ""}>'
-        f'<button type="button" data-step="{s.index}">{s.index} {_e(s.label)}</button></li>'
+        f'<button type="button" data-step="{s.index}">{s.number} {_e(s.label)}</button></li>'
         for s in trace.steps
     )
     # the model's picture as SVG; a model without one is pictured by the table itself

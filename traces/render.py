@@ -127,7 +127,7 @@ def pictures(trace: Trace, model: Any) -> list[str] | None:
         try:
             drawn.append(picture(dict(step.values), dict(previous.values) if previous is not None else None))
         except ValueError as e:
-            note(f"drawing the variables only: the model's picture does not take state {step.index} "
+            note(f"drawing the variables only: the model's picture does not take state {step.number} "
                  f"of {trace.path}: {excerpt(e)}")
             return None
     return drawn
@@ -140,7 +140,7 @@ def step_label(trace: Trace, step: Step, body: str) -> str:
     if step.index > 0:
         changed = ", ".join(step.changed) if step.changed else "nothing"
         changed = f'<BR ALIGN="LEFT"/><FONT POINT-SIZE="10">changed: {escape(changed)}</FONT>'
-    header = (f'<TR><TD ALIGN="LEFT" BALIGN="LEFT" BGCOLOR="{HEADER}"><B>{step.index}</B>  '
+    header = (f'<TR><TD ALIGN="LEFT" BALIGN="LEFT" BGCOLOR="{HEADER}"><B>{step.number}</B>  '
               f'{escape(step.label)}{changed}</TD></TR>')
     body = f'<TR><TD ALIGN="LEFT">{body}</TD></TR>'
     footer = ""

@@ -117,7 +117,7 @@ def replay(trace: Trace, model: Any, model_ref: str = "") -> ReplayReport:
         if _matches(model, state, first):
             candidates.setdefault(state, (None, None))
     if not candidates:
-        raise ReplayFailed(0, f"state 0: {_closest_init(model, first)}")
+        raise ReplayFailed(0, f"state 1: {_closest_init(model, first)}")
     for step in trace.steps[1:]:
         candidates = _advance(model, trace, step, candidates)
     return ReplayReport(model_ref, len(trace.steps), _check_ending(model, trace, candidates))
@@ -135,7 +135,7 @@ def concrete_run(trace: Trace, model: Any) -> tuple[Any, list[tuple[Any, Any]]]:
         if _matches(model, state, first):
             layers[0].setdefault(state, (None, None))
     if not layers[0]:
-        raise ReplayFailed(0, f"state 0: {_closest_init(model, first)}")
+        raise ReplayFailed(0, f"state 1: {_closest_init(model, first)}")
     for step in trace.steps[1:]:
         layers.append(_advance(model, trace, step, layers[-1]))
     last = next(iter(layers[-1]))
@@ -174,9 +174,9 @@ def _advance(model, trace: Trace, step: Step, candidates: dict) -> dict:
     if next_candidates:
         return next_candidates
     if not known_action:
-        raise ReplayFailed(i, f"step {i}: no action of the model leads from state {i - 1} to state {i}")
+        raise ReplayFailed(i, f"step {i + 1}: no action of the model leads from state {i} to state {i + 1}")
     if near_miss is None:
-        raise ReplayFailed(i, f"step {i}: {step.label} is not enabled in state {i - 1}")
+        raise ReplayFailed(i, f"step {i + 1}: {step.label} is not enabled in state {i}")
     action, successor = near_miss
     return _differs(model, step, successor)
 
@@ -187,9 +187,9 @@ def _differs(model, step: Step, successor) -> NoReturn:
     expected = {k: encode(v) for k, v in state_variables(model, successor).items()}
     for variable in sorted(set(expected) | set(step.raw), key=_order(step)):
         if variable not in step.raw:
-            raise ReplayFailed(i, f"step {i}: {step.label}: the trace lacks variable {excerpt(variable)}")
+            raise ReplayFailed(i, f"step {i + 1}: {step.label}: the trace lacks variable {excerpt(variable)}")
         if variable not in expected:
-            raise ReplayFailed(i, f"step {i}: {step.label}: the model has no variable {excerpt(variable)}")
+            raise ReplayFailed(i, f"step {i + 1}: {step.label}: the model has no variable {excerpt(variable)}")
         if _normal(expected[variable]) != _normal(step.raw[variable]):
             model_value, trace_value = decode(expected[variable]), step.values[variable]
             path = ""
@@ -197,10 +197,10 @@ def _differs(model, step: Step, successor) -> NoReturn:
             if len(changes) == 1 and ABSENT not in changes[0][1:]:
                 path, trace_value, model_value = changes[0]
             raise ReplayFailed(
-                i, f"step {i}: {step.label} leads to {excerpt(variable + path)} = {format_value(model_value, VALUE_LIMIT)}, "
+                i, f"step {i + 1}: {step.label} leads to {excerpt(variable + path)} = {format_value(model_value, VALUE_LIMIT)}, "
                    f"but the trace has {format_value(trace_value, VALUE_LIMIT)}"
             )
-    raise ReplayFailed(i, f"step {i}: {step.label} does not lead to state {i}")  # pragma: no cover
+    raise ReplayFailed(i, f"step {i + 1}: {step.label} does not lead to state {i + 1}")  # pragma: no cover
 
 
 def _order(step: Step):
@@ -234,8 +234,8 @@ def _check_ending(model, trace: Trace, candidates: dict) -> str:
         if predicate is None:
             raise ReplayFailed(last, f"the model has no invariant named {name}")
         if any(not predicate(state) for state in candidates):
-            return f"state {last} violates {name}"
-        raise ReplayFailed(last, f"state {last} does not violate {name}")
+            return f"state {last + 1} violates {name}"
+        raise ReplayFailed(last, f"state {last + 1} does not violate {name}")
     if kind == "action":
         predicate = (getattr(model, "action_invariants", None) or {}).get(invariant)
         if predicate is None:
@@ -243,12 +243,12 @@ def _check_ending(model, trace: Trace, candidates: dict) -> str:
         if last == 0:
             raise ReplayFailed(0, f"a trace of one state cannot violate the step property {name}")
         if any(not predicate(previous, action, state) for state, (previous, action) in candidates.items()):
-            return f"step {last} ({trace.steps[last].label}) violates {name}"
-        raise ReplayFailed(last, f"step {last} ({trace.steps[last].label}) does not violate {name}")
+            return f"step {last + 1} ({trace.steps[last].label}) violates {name}"
+        raise ReplayFailed(last, f"step {last + 1} ({trace.steps[last].label}) does not violate {name}")
     if kind == "deadlock":
         if any(next(iter(model.successors(state)), None) is None for state in candidates):
-            return f"state {last} is a deadlock"
-        raise ReplayFailed(last, f"state {last} is not a deadlock: {_enabled(model, candidates)} is enabled")
+            return f"state {last + 1} is a deadlock"
+        raise ReplayFailed(last, f"state {last + 1} is not a deadlock: {_enabled(model, candidates)} is enabled")
     raise ReplayFailed(last, f"unknown counterexample kind {excerpt(repr(kind))} in the trace's #meta")
 
 

@@ -123,7 +123,7 @@ def sequence_graph(trace: Trace, chart: Chart):
         with graph.subgraph() as row:
             row.attr(rank="same")
             last = i == rows - 1 and trace.verdict
-            text = f"<B>{i}</B>  {escape(step.label)}"
+            text = f"<B>{step.number}</B>  {escape(step.label)}"
             if last:
                 text += f'<BR ALIGN="LEFT"/><FONT COLOR="{BAD}"><B>{escape(trace.verdict)}</B></FONT>'
             row.node(f"r{i}_step", f"<{text}<BR ALIGN=\"LEFT\"/>>", shape="plaintext")

@@ -26,7 +26,7 @@ def show_trace(trace: Trace, file: IO[str] | None = None, color: bool | None = N
     total = len(trace.steps)
     for step in trace.steps:
         header = Text()
-        header.append(f"── {step.index}/{total - 1} ", style="dim")
+        header.append(f"── {step.number}/{total} ", style="dim")
         header.append(visible(step.label), style="bold cyan")
         console.print(header)
         if step.index == 0:

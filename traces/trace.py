@@ -32,6 +32,7 @@ LABEL_LIMIT = 200
 class Step:
     """One state of a trace and the action that led to it."""
 
+    #: the position in the trace, from 0; shown as :attr:`number`, from 1, as TLC numbers states
     index: int
     #: the action's name ("Init" for the first state of a kraftcheck trace), or None when unknown
     action: str | None
@@ -49,13 +50,18 @@ class Step:
     picks: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def number(self) -> int:
+        """The state's number as every view shows it: 1 for the initial state, as TLC and ``check`` count."""
+        return self.index + 1
+
+    @property
     def label(self) -> str:
         """The action as a reader sees it: the model's own label when the trace records one,
         else ``Name(p1, p2)``, or ``step i`` when unknown."""
         if isinstance(self.meta.get("label"), str):
             return excerpt(self.meta["label"], LABEL_LIMIT)
         if self.action is None:
-            return f"step {self.index}"
+            return f"step {self.number}"
         arguments = [format_value(p, LABEL_LIMIT) for p in self.params] + [
             f"{excerpt(k, LABEL_LIMIT)}={format_value(v, LABEL_LIMIT)}" for k, v in self.picks.items()]
         label = f"{self.action}({', '.join(arguments)})" if arguments else self.action
@@ -81,13 +87,13 @@ class Trace:
         kind, name = kind and excerpt(kind, LABEL_LIMIT), name and excerpt(name, LABEL_LIMIT)
         last = len(self.steps) - 1
         if kind == "invariant":
-            return f"state {last} violates the invariant {name}"
+            return f"state {last + 1} violates the invariant {name}"
         if kind == "action":
-            return f"step {last} ({self.steps[last].action}) violates the step property {name}"
+            return f"step {last + 1} ({self.steps[last].action}) violates the step property {name}"
         if kind == "deadlock":
-            return f"state {last} is a deadlock: no action is enabled"
+            return f"state {last + 1} is a deadlock: no action is enabled"
         if self.meta.get("status") == "violation" or kind is not None:
-            return f"the last state ({last}) is a {kind or 'violation'}"
+            return f"the last state ({last + 1}) is a {kind or 'violation'}"
         return None
 
     @property
@@ -95,13 +101,20 @@ class Trace:
         """For a lasso (ITF's ``loop``): where the last state goes back to."""
         if self.loop is None:
             return None
-        return f"then back to state {self.loop}: the steps from there repeat forever"
+        return f"then back to state {self.loop + 1}: the steps from there repeat forever"
 
     @property
     def title(self) -> str:
-        model = self.meta.get("model") or self.meta.get("source") or os.path.basename(self.path)
+        """What the trace shows, and where: ``ci.toml: FencedBrokerLeadsNothing`` (its config's
+        file), else the model's reference, else the trace file's name."""
+        config = self.meta.get("config")
+        source = config.get("source") if isinstance(config, dict) else None
+        if isinstance(source, str) and source.startswith("<embedded ") and source.endswith(">"):
+            source = source[len("<embedded "):-1]  # the embedded default config, by its name
+        where = os.path.basename(source) if isinstance(source, str) and source and not source.startswith("<") else None
+        where = where or self.meta.get("model") or self.meta.get("source") or os.path.basename(self.path)
         what = self.meta.get("invariant") or self.meta.get("status") or "trace"
-        return f"{excerpt(model, LABEL_LIMIT)}: {excerpt(what, LABEL_LIMIT)}"
+        return f"{excerpt(where, LABEL_LIMIT)}: {excerpt(what, LABEL_LIMIT)}"
 
 
 def load_trace(path: str | os.PathLike) -> Trace:
@@ -120,22 +133,22 @@ def load_trace(path: str | os.PathLike) -> Trace:
     for index, state in enumerate(document["states"]):
         state_meta = state.get("#meta", {})
         if not isinstance(state_meta, dict):
-            raise TraceFormatError(f"{path}: state {index}: '#meta' must be a JSON object")
+            raise TraceFormatError(f"{path}: state {index + 1}: '#meta' must be a JSON object")
         raw = {v: state[v] for v in variables if v in state}
         if not isinstance(state_meta.get("params", []), list):
-            raise TraceFormatError(f"{path}: state {index}: '#meta' params must be a list")
+            raise TraceFormatError(f"{path}: state {index + 1}: '#meta' params must be a list")
         try:
             values = {v: decode(raw[v]) for v in raw}
             params = [decode(p) for p in state_meta.get("params", [])]
         except TraceFormatError as e:
-            raise TraceFormatError(f"{path}: state {index}: {e}") from None
+            raise TraceFormatError(f"{path}: state {index + 1}: {e}") from None
         action = state_meta.get("action")
         picks: dict[str, Any] = {}
         if action is None:
             action = next((values[v] for v in QUINT_ACTION_VARIABLES if isinstance(values.get(v), str)), None)
             picks = _quint_picks(next((values[v] for v in QUINT_PICKS_VARIABLES if v in values), None))
         elif not isinstance(action, str):
-            raise TraceFormatError(f"{path}: state {index}: '#meta' action must be a string")
+            raise TraceFormatError(f"{path}: state {index + 1}: '#meta' action must be a string")
         step = Step(index, action, params, values, raw, meta=state_meta, picks=picks)
         if steps:
             previous = steps[-1].values
