@@ -86,8 +86,8 @@ def test_a_trace_never_makes_kraftcheck_import_its_model(planted, command, named
     trace, beside, cwd = planted[named], planted["beside"], planted["cwd"]
     for directory in (beside, cwd):  # beside the trace and in the current directory
         p = kraftcheck("trace", command, trace, *outputs(command, directory), cwd=directory)
-        untrusted = (f"{trace}: the trace names model {named}, which kraftcheck does not ship; "
-                     f"pass --model {named} to trust it")
+        untrusted = (f"{trace}: the trace names model {named}, which kraftcheck does not ship, and it is not a "
+                     f"trace this user's kraftcheck wrote as it stands; pass --model {named} to trust it")
         if command == "show":  # show builds no model: nothing to say
             assert (p.returncode, p.stderr) == (0, "")
         elif command == "replay":
@@ -353,7 +353,7 @@ def test_show_to_an_ascii_stdout(tmp_path, kafka_document):
     path = written(tmp_path / "t.itf.json", hostile_kafka(kafka_document))
     p = kraftcheck("trace", "show", path, env={"PYTHONIOENCODING": "ascii"})
     assert (p.returncode, p.stderr) == (0, "")
-    assert f"\\u2500\\u2500 1/10 {SHOWN_LABEL}\n" in p.stdout
+    assert f"\\u2500\\u2500 2/11 {SHOWN_LABEL}\n" in p.stdout
 
 
 @pytest.mark.parametrize("utf8_mode", ["1", "0"])
@@ -412,10 +412,11 @@ def test_error_lines_escape_what_they_echo(capsys, tmp_path, kafka_document):
     named = written(tmp_path / "n.itf.json", edited(kafka_document, lambda d: d["#meta"].update(model="evil\x1b[2J:make")))
     code, _, err = run(capsys, "trace", "replay", named)
     assert (code, err) == (2, f"kraftcheck: error: {named}: the trace names model evil\\x1b[2J:make, which kraftcheck "
-                              "does not ship; pass --model evil\\x1b[2J:make to trust it\n")
+                              "does not ship, and it is not a trace this user's kraftcheck wrote as it stands; "
+                              "pass --model evil\\x1b[2J:make to trust it\n")
     code, _, err = run(capsys, "trace", "render", named, "-o", tmp_path / "n.svg")
     assert (code, err) == (0, f"kraftcheck: note: drawing the variables only: {named}: the trace names model "
-                              "evil\\x1b[2J:make, which kraftcheck does not ship; pass --model evil\\x1b[2J:make to "
+                              "evil\\x1b[2J:make, which kraftcheck does not ship, and it is not a trace this user's kraftcheck wrote as it stands; pass --model evil\\x1b[2J:make to "
                               "trust it\n")
 
 

@@ -102,7 +102,7 @@ def test_trace_content_is_escaped_in_pictures(capsys, tmp_path):
     assert code == 0
     # kraftcheck does not ship its model: drawn from the file alone, with a note
     assert err == (f"kraftcheck: note: drawing the variables only: {trace}: the trace names model nowhere:at_all, "
-                   "which kraftcheck does not ship; pass --model nowhere:at_all to trust it\n")
+                   "which kraftcheck does not ship, and it is not a trace this user's kraftcheck wrote as it stands; pass --model nowhere:at_all to trust it\n")
     texts = svg_texts(out)  # parses: nothing broke out
     joined = "\n".join(texts)
     assert f'"{hostile.replace(chr(34), chr(92) + chr(34))}"' in joined  # shown as a quoted string

@@ -1,12 +1,16 @@
 """``kraftcheck trace replay``: the checker's traces replay, edited ones are rejected with the step and why."""
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from kraftcheck.checker.cli import main
 from kraftcheck.model import MUTANTS, make_model
+from kraftcheck.traces.replay import UntrustedModel, model_for
+from kraftcheck.traces.trace import load_trace
 from tests.trace_helpers import CONFIGS, kraftcheck, mutant_config, run
 
 #: The test models are not shipped with kraftcheck: their traces replay when the reader names them.
@@ -198,3 +202,28 @@ def test_an_edited_field_is_named_by_its_path(capsys, mutant_traces, tmp_path):
     code, out, _ = run(capsys, "trace", "replay", out_path)
     assert (code, out) == (1, f"invalid: step {i + 1}: {label} leads to partition[0].leader = {leader}, "
                               f"but the trace has {leader + 7}\n")
+
+
+def test_a_trace_this_user_wrote_names_its_model_and_an_edited_one_does_not(tmp_path, monkeypatch):
+    """Signed with this user's key (traces/signature.py): trusted as written, and only so."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert main(["check", "--model", "tests.models:diehard", "--trace-dir", str(tmp_path), "--quiet", "--no-picture"]) == 12
+    trace = tmp_path / "diehard_NotFourGallons.itf.json"
+    key = tmp_path / "config" / "kraftcheck" / "trace-key"
+    assert oct(key.stat().st_mode & 0o777) == "0o600" and len(key.read_text().strip()) == 64
+    assert main(["trace", "replay", str(trace)]) == 0
+    untrusted = ("the trace names model tests.models:diehard, which kraftcheck does not ship, and it is not a trace "
+                 "this user's kraftcheck wrote as it stands; pass --model tests.models:diehard to trust it")
+    document = json.loads(trace.read_text())
+    edited = json.loads(trace.read_text())
+    edited["states"][6]["big"] = 5  # one value changed: no longer what was signed
+    for name, changed in [("edited", edited), ("unsigned", {**document, "#meta": {
+            k: v for k, v in document["#meta"].items() if k != "signature"}})]:
+        path = tmp_path / f"{name}.itf.json"
+        path.write_text(json.dumps(changed))
+        with pytest.raises(UntrustedModel, match=re.escape(untrusted)):
+            model_for(load_trace(path))
+    # another user's key: the same trace is no longer one of ours
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "elsewhere"))
+    with pytest.raises(UntrustedModel, match=re.escape(untrusted)):
+        model_for(load_trace(trace))

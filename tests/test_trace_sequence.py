@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
@@ -131,11 +132,21 @@ def test_the_state_style_is_the_default(tmp_path):
 def test_a_model_without_a_chart_is_one_line(tmp_path):
     p = kraftcheck("check", "--model", "tests.models:diehard", "--trace-dir", tmp_path, "--quiet", "--no-picture")
     assert p.returncode == 12
-    trace = tmp_path / "diehard_NotFourGallons.itf.json"
+    signed = tmp_path / "diehard_NotFourGallons.itf.json"
+    # the trace this user's kraftcheck wrote: its model is trusted, and draws no chart
+    p = kraftcheck("trace", "render", signed, "-o", tmp_path / "x.svg", "--style", "sequence")
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == ("kraftcheck: error: a sequence chart needs a model that draws one (the model's sequence "
+                        "member); this trace's model does not, or none was given (--model MODULE:FACTORY)\n")
+    # without its signature, the model it names is not imported
+    document = json.loads(signed.read_text())
+    del document["#meta"]["signature"]
+    trace = tmp_path / "unsigned.itf.json"
+    trace.write_text(json.dumps(document))
     p = kraftcheck("trace", "render", trace, "-o", tmp_path / "x.svg", "--style", "sequence")
     assert (p.returncode, p.stdout) == (2, "")
     assert p.stderr == (f"kraftcheck: error: a sequence chart needs the trace's model: {trace}: the trace names "
-                        "model tests.models:diehard, which kraftcheck does not ship; pass --model "
+                        "model tests.models:diehard, which kraftcheck does not ship, and it is not a trace this user's kraftcheck wrote as it stands; pass --model "
                         "tests.models:diehard to trust it\n")
     p = kraftcheck("trace", "render", trace, "-o", tmp_path / "x.svg", "--style", "sequence",
                    "--model", "tests.models:diehard")

@@ -55,4 +55,7 @@ def write_counterexample(
     path: str | os.PathLike, model: Any, counterexample: Counterexample, meta: dict[str, Any]
 ) -> Path:
     """Write ``counterexample`` as an ITF file at ``path`` (atomically) and return the path."""
-    return write_json_atomically(path, counterexample_document(model, counterexample, meta))
+    from .signature import sign
+
+    # signed, so that this user's kraftcheck trusts the model it names (traces/signature.py)
+    return write_json_atomically(path, sign(counterexample_document(model, counterexample, meta)))

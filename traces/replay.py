@@ -67,10 +67,10 @@ def model_for(trace: Trace, model_ref: str | None = None, overrides: list[str] |
     settings = trace_settings(trace) if trace.written_by_kraftcheck else {}
     if model_ref is not None and model_ref != trace.meta.get("model"):
         settings = {}
-    if model_ref is None and trace.meta["model"] not in SHIPPED_MODELS:
+    if model_ref is None and trace.meta["model"] not in SHIPPED_MODELS and not trace.signed:
         named = excerpt(trace.meta["model"])
-        raise UntrustedModel(f"{trace.path}: the trace names model {named}, which kraftcheck does not ship; "
-                             f"pass --model {named} to trust it")
+        raise UntrustedModel(f"{trace.path}: the trace names model {named}, which kraftcheck does not ship, and it is "
+                             f"not a trace this user's kraftcheck wrote as it stands; pass --model {named} to trust it")
     for item in overrides or []:
         key, value = parse_override(item)
         settings[key] = value

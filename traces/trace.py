@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .itf import TraceFormatError, decode, json_kind, read_trace
+from .signature import signed_here
 from .text import excerpt
 
 #: The ``#meta`` source of the traces the checker writes.
@@ -75,6 +76,8 @@ class Trace:
     variables: list[str]
     steps: list[Step]
     loop: int | None = None
+    #: written and signed by this user's kraftcheck (:mod:`.signature`): the model it names is trusted
+    signed: bool = False
 
     @property
     def written_by_kraftcheck(self) -> bool:
@@ -157,7 +160,7 @@ def load_trace(path: str | os.PathLike) -> Trace:
         else:
             step.changed = list(values)
         steps.append(step)
-    return Trace(str(path), meta, variables, steps, document.get("loop"))
+    return Trace(str(path), meta, variables, steps, document.get("loop"), signed_here(document))
 
 
 def _quint_picks(picks: Any) -> dict[str, Any]:
