@@ -120,3 +120,56 @@ def test_a_result_writes_and_prints_its_counterexample(tmp_path, monkeypatch):
     held = kraftcheck.check("tests.models:diehard", goal=9)
     with pytest.raises(ValueError, match="the search found no counterexample"):
         held.trace_text()
+
+
+def test_only_files_that_declare_themselves_kraftcheck_configs_are_read(pytester):
+    """A TOML file without a [check] table or [[config]] entries is not even parsed; one that
+    declares itself and cannot be used is a collection error of one line."""
+    pytester.makefile(".toml", huge="[tool]\nnumber = " + "9" * 5000 + "\n",
+                      holds=CONFIG.format(model="tests.models:countdown", deadlock="false", settings="start = 3"),
+                      typo='[check]\nmodel = "tests.models:countdown"\n\n[modle]\nstart = 3\n')
+    result = pytester.runpytest("--kraftcheck", "-v", "--continue-on-collection-errors")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*ERROR collecting typo.toml*",
+        f"{pytester.path / 'typo.toml'}: unknown table or key 'modle' (expected [check] and [model])",
+    ])
+    assert "number" not in result.stdout.str() and "Traceback" not in result.stdout.str()
+
+
+def test_an_expected_finding_passes_while_it_shows(pytester):
+    pytester.makefile(".toml", jugs=CONFIG.format(model="tests.models:diehard", deadlock="true", settings=""),
+                      held=CONFIG.format(model="tests.models:diehard", deadlock="true", settings="goal = 9"))
+    pytester.makeini("[pytest]\nkraftcheck_expect =\n    jugs: NotFourGallons\n    held: NotFourGallons\n")
+    result = pytester.runpytest("--kraftcheck", "-v")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines_random([
+        "jugs.toml::check PASSED*",
+        "held.toml::check FAILED*",
+        f"{pytester.path / 'held.toml'}: expected a violation of NotFourGallons; every invariant holds",
+    ])
+
+
+def test_a_suite_is_a_test_file_of_its_configs_each_with_its_expectation(pytester):
+    pytester.makefile(".toml", jugs=CONFIG.format(model="tests.models:diehard", deadlock="true", settings=""),
+                      holds=CONFIG.format(model="tests.models:countdown", deadlock="false", settings="start = 3"),
+                      stuck=CONFIG.format(model="tests.models:countdown", deadlock="true", settings="start = 3"))
+    pytester.makefile(".toml", suite='[[config]]\npath = "jugs.toml"\nexpect = ["NotFourGallons"]\n\n'
+                                     '[[config]]\npath = "holds.toml"\n\n[[config]]\npath = "stuck.toml"\n')
+    result = pytester.runpytest("--kraftcheck", "-v", "suite.toml")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines_random([
+        "suite.toml::check?jugs? PASSED*",
+        "suite.toml::check?holds? PASSED*",
+        "suite.toml::check?stuck? FAILED*",
+        "*/stuck.toml: deadlock reached; shortest trace: 4 states",
+    ])
+
+
+def test_an_expectation_naming_no_property_is_a_collection_error(pytester):
+    pytester.makefile(".toml", jugs=CONFIG.format(model="tests.models:diehard", deadlock="true", settings=""))
+    pytester.makeini("[pytest]\nkraftcheck_expect =\n    jugs: NotFiveGallons\n")
+    result = pytester.runpytest("--kraftcheck")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"{pytester.path / 'jugs.toml'}: the suite expects 'NotFiveGallons', which the "
+                                 "model does not check (its properties: NotFourGallons, TypeOK)"])
