@@ -8,9 +8,11 @@ A fingerprint is XXH3-64 over the ``marshal`` encoding of the state.  Marshal fo
 is used on purpose: from format 3 on, marshal writes back-references for objects that are
 shared in memory, so two equal states built differently would encode differently.
 
-States are made of ints, bools, ``None``, strings, bytes and tuples (``NamedTuple``
-included).  Sets belong in states as sorted tuples: a frozenset encodes in its iteration
-order, which depends on insertion history, so two equal sets could encode differently.
+States are made of ints, bools, ``None``, strings, bytes, tuples (``NamedTuple``
+included) and frozensets.  A frozenset's iteration order depends on how it was built and, for
+strings, on the process's hash seed; but marshal (from Python 3.11, bpo-37596) writes a set's
+elements sorted by their own marshal bytes, so equal frozensets encode alike in every process,
+and a state holding one costs no more than a state of tuples.
 """
 
 from __future__ import annotations
@@ -46,9 +48,11 @@ def fingerprint(state: Any) -> int:
 
 def plain(value: Any) -> Any:
     """``value`` with every tuple subclass turned into a plain tuple and every ``int`` or ``str``
-    subclass (an ``IntEnum``) into its plain value, ready for marshal."""
+    subclass (an ``IntEnum``) into its plain value, inside frozensets too, ready for marshal."""
     if isinstance(value, tuple):
         return tuple(plain(item) for item in value)
+    if isinstance(value, frozenset):
+        return frozenset(plain(item) for item in value)
     kind = type(value)
     if value is None or kind in (int, bool, str, bytes):
         return value
@@ -56,7 +60,7 @@ def plain(value: Any) -> Any:
         if isinstance(value, base):
             return base(value)
     raise TypeError(
-        f"states must be made of ints, bools, None, strings, bytes and tuples; found {type(value).__name__}: {value!r}"
+        f"states must be made of ints, bools, None, strings, bytes, tuples and frozensets; found {type(value).__name__}: {value!r}"
     )
 
 

@@ -74,8 +74,8 @@ class ModelProtocolError(RuntimeError):
 #: What states are made of, besides tuples (``NamedTuple`` included); ``bool`` is an ``int``.
 STATE_LEAF_TYPES = (int, str, bytes, type(None))
 #: What to write instead, for the error message.
-STATE_TYPES_HINT = ("states are made of ints, bools, None, strings, bytes and tuples "
-                    "(a set goes in as a sorted tuple, a map as a sorted tuple of pairs)")
+STATE_TYPES_HINT = ("states are made of ints, bools, None, strings, bytes, tuples and frozensets "
+                    "(a set goes in as a frozenset, a map as a sorted tuple of pairs)")
 
 _brief = reprlib.Repr()
 _brief.maxstring = _brief.maxother = 60
@@ -85,8 +85,8 @@ def state_problem(state: Any) -> str | None:
     """The first value in ``state`` that states cannot hold and where it is, as
     ``"a list at [1][0] ([2, 3])"``, or None when the state is made of the types states are made of.
 
-    A list or a dict would make equal states differ as soon as they were mutated; a set or a
-    frozenset is fingerprinted in its iteration order, which depends on how it was built."""
+    A list, a dict or a set would make equal states differ as soon as they were mutated; a
+    frozenset is fingerprinted canonically, whatever its iteration order."""
     if _made_of_state_types(state):
         return None
     stack: list[tuple[str, Any]] = [("", state)]
@@ -99,6 +99,8 @@ def state_problem(state: Any) -> str | None:
             else:
                 parts = [(f"{where}[{i}]", item) for i, item in enumerate(value)]
             stack.extend(reversed(parts))
+        elif isinstance(value, frozenset):
+            stack.extend((f"{where}{{...}}", item) for item in value)
         elif not isinstance(value, STATE_LEAF_TYPES):
             at = f" at {where}" if where else ""
             return f"a {type(value).__name__}{at} ({_brief.repr(value)})"
@@ -113,11 +115,11 @@ def _made_of_state_types(state: Any) -> bool:
     while stack:
         value = pop()
         kind = type(value)
-        if kind is tuple:
+        if kind is tuple or kind is frozenset:
             push(value)
         elif kind in _EXACT_LEAF_TYPES:
             continue
-        elif isinstance(value, tuple):
+        elif isinstance(value, (tuple, frozenset)):
             push(value)  # a NamedTuple
         elif not isinstance(value, STATE_LEAF_TYPES):
             return False

@@ -293,3 +293,31 @@ class Wide(Counters):
 
 def wide(config: dict | None = None) -> Wide:
     return Wide(config or {})
+
+
+class Tokens:
+    """A frozenset of named tokens: each step takes one in or gives one back.  Equal sets are
+    reached by many histories, and strings iterate in an order their hashes decide, so a
+    fingerprint that followed the iteration order would count one set many times.
+    ``AllTaken`` fails when every token is taken (a trace of ``size + 1`` states)."""
+
+    actions = ["Take", "Give"]
+
+    def __init__(self, config: dict):
+        self.size = _reject_unknown(config, {"size": 4})["size"]
+        self.names = [f"token-{i}" for i in range(self.size)]
+        self.invariants = {"AllTaken": lambda s: len(s) < self.size}
+
+    def init_states(self):
+        return [frozenset()]
+
+    def successors(self, taken):
+        for name in self.names:
+            if name in taken:
+                yield ("Give", name), taken - {name}
+            else:
+                yield ("Take", name), taken | {name}
+
+
+def tokens(config: dict | None = None) -> Tokens:
+    return Tokens(config or {})

@@ -44,6 +44,8 @@ CASES = {
     "steps": ("tests.test_spark_engine:steps", {}, {}),
     "symmetric": ("tests.test_spark_engine:symmetric", {}, {"check_deadlock": False}),
     "named-tuples": ("tests.test_spark_engine:named_tuples", {}, {}),
+    # states that are frozensets of strings, whose iteration order the hash seed decides
+    "frozensets": ("tests.models:tokens", {"size": 6}, {"stop_on_violation": False}),
     # the bound at the first state, inside a level, at the end of a level, and on its last state
     **{f"diehard-max-states-{n}": ("tests.models:diehard", {}, {"max_states": n}) for n in (1, 3, 5, 10, 14)},
 }
