@@ -5,16 +5,21 @@ from __future__ import annotations
 import json
 
 from .config import ModelFailed, build_model, load_config
+from .meanings import action_meanings, property_meanings
+from kraftcheck.traces.text import visible
 
 def run_list(args) -> int:
     config = load_config(args.config, args.model, args.overrides)
     model = build_model(config)
     try:
+        meanings = {**property_meanings(model), **action_meanings(model)}
+        caught_at = dict(getattr(model, "mutant_configs", None) or {})
         listing = {
             "invariants": [str(n) for n in [*model.invariants, *(getattr(model, "action_invariants", None) or {})]],
             "actions": [str(n) for n in getattr(model, "actions", None) or []],
-            "mutants": [{"name": str(n), "description": str(d)}
+            "mutants": [{"name": str(n), "description": str(d), **({"caught_at": str(caught_at[n])} if n in caught_at else {})}
                         for n, d in (getattr(model, "mutants", None) or {}).items()],
+            "meanings": meanings,
         }
     except KeyboardInterrupt:
         raise
@@ -23,13 +28,14 @@ def run_list(args) -> int:
     if args.json:
         print(json.dumps(listing, indent=1))
         return 0
-    print("invariants:")
-    for name in listing["invariants"]:
-        print(f"  {name}")
-    print("actions:")
-    for name in listing["actions"]:
-        print(f"  {name}")
+    for title in ("invariants", "actions"):
+        print(f"{title}:")
+        width = max((len(name) for name in listing[title]), default=0)
+        for name in listing[title]:
+            meaning = meanings.get(name)
+            print(f"  {name:<{width}}  {visible(meaning)}" if meaning else f"  {name}")
     print("mutants:" if listing["mutants"] else "mutants: none")
     for m in listing["mutants"]:
-        print(f"  {m['name']}: {m['description']}")
+        where = f" (caught by {m['caught_at']})" if "caught_at" in m else ""
+        print(f"  {m['name']}: {m['description']}{where}")
     return 0

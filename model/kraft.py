@@ -17,7 +17,7 @@ from .config import Settings
 from .controller import ControllerHandlers
 from .data import DataPlaneActions
 from .invariants import Invariants
-from .mutants import MUTANTS
+from .mutants import CAUGHT_AT, MUTANTS
 from .network import DELIVERY_ACTION, NetworkActions, message_label
 from .operators import Operators
 from .picture import picture
@@ -51,6 +51,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         self.legacy = tuple(b < st.legacy_brokers for b in self.brokers)
         self.actions = list(ACTIONS)
         self.mutants = dict(MUTANTS)
+        # the shipped config that catches each (``kraftcheck list`` shows it)
+        self.mutant_configs = {name: f"spec/configs/{config}.toml" for name, config in CAUGHT_AT.items()}
         # The variables that few steps change: one of them changes in 13.7% of the default
         # config's transitions (``locality`` in checker/protocol.py).
         self.locality = (INCARNATION, DIR_STATE, LOGS, BROKER_EPOCH, ONLINE_DIRS, REGISTERED_INCARNATION, METADATA_VERSION)

@@ -51,3 +51,34 @@ MUTANTS = {
     "no_leader_epoch_bump_on_isr_shrink": "below metadata version 3.6-IV0, an ISR shrink keeps the leader epoch, "
     "which the brokers' replica manager of those versions needs bumped (KAFKA-15021)",
 }
+
+
+#: The shipped config (spec/configs/NAME.toml) that catches each mutant first, as spec/README.md's
+#: mutant table says; ``kraftcheck list`` shows it and tests/test_mutants.py holds it to the table.
+CAUGHT_AT = {
+    "skip_epoch_check": "epochgate",
+    "stale_offline_dirs": "epochgate",
+    "accept_older_registration": "epochgate",
+    "elect_ignoring_dirs": "alterreplicastate",
+    "no_dirs_all_offline": "legacy",
+    "reserved_uuids": "uuids",
+    "unfence_before_assigned": "alterreplicastate",
+    "recreate_elsewhere": "moves",
+    "foreign_offline_dirs": "designated",
+    "designated_with_leader": "designated",
+    "no_revert_on_dest_failure": "moves",
+    "no_lost_on_source_failure": "moves",
+    "keep_source_after_promotion": "moves",
+    "fenced_leader_kept": "epochgate",
+    "keep_offline_replica_in_isr": "designated",
+    "unfence_without_election": "epochgate",
+    "reregistration_new_epoch": "upgrade",
+    "reregistration_fences": "upgrade",
+    "jbod_below_3_7_iv2": "jbodupgrade",
+    "elect_unacceptable_last_leader": "elr",
+    "unclean_reregistration_keeps_epochs": "elr",
+    "alter_partition_stale_broker_epoch": "rejoin",
+    "unclean_not_recovering": "unclean",
+    "no_leader_epoch_bump_on_isr_shrink": "isrshrink",
+    "replay_ignores_log_dirs": "failoverjbod",
+}

@@ -1,6 +1,7 @@
 """The command line through a subprocess: exit codes, the JSON summary, error messages."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -99,7 +100,34 @@ def test_list_json():
         "invariants": ["TypeOK", "NotFourGallons"],
         "actions": ["FillSmall", "FillBig", "EmptySmall", "EmptyBig", "SmallToBig", "BigToSmall"],
         "mutants": [],
+        "meanings": {},  # the jugs' invariants are lambdas, without docstrings
     }
+
+
+def test_list_shows_what_each_property_and_action_means_and_where_each_mutant_is_caught():
+    p = kraftcheck("list", "spec/configs/ci.toml")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert re.fullmatch(r"  LeaderOnOnlineDir +No leader's replica is on a directory that is offline for its broker: "
+                        r"clients would be sent to a replica that cannot serve them \(the reason KIP-858 exists\)\.",
+                        lines[1])
+    assert re.fullmatch(r"  BrokerSendsRegistration +\(Re\)send the registration until one is answered\.",
+                        next(line for line in lines if line.startswith("  BrokerSendsRegistration ")))
+    assert ("  skip_epoch_check: the controller acts on heartbeats, AssignReplicasToDirs and AlterReplicaState whatever "
+            "their broker epoch (KIP-589's epoch gate removed) (caught by spec/configs/epochgate.toml)") in lines
+
+
+def test_a_trace_says_what_its_property_and_actions_mean(tmp_path):
+    p = kraftcheck("check", "spec/configs/heartbeat.toml", "--trace-dir", str(tmp_path), "--no-picture", "--quiet")
+    assert p.returncode == 13, p.stderr
+    shown = kraftcheck("trace", "show", str(tmp_path / "heartbeat_FencedUntilAssigned.itf.json")).stdout.splitlines()
+    assert shown[:3] == [
+        "heartbeat.toml: FencedUntilAssigned",
+        "A broker that registered directories is never unfenced while metadata holds one of its replicas as "
+        "UNASSIGNED: it could lead a replica whose directory nobody knows, and a failure of that directory wo…",
+        "── 1/12 Init"]
+    # each action's meaning once, under its first step
+    assert shown.count("   (Re)send the registration until one is answered.") == 1
 
 
 @pytest.mark.parametrize("args, message", [

@@ -130,6 +130,8 @@ def test_the_readme_table_lists_every_mutant():
     from kraftcheck.model import make_model
 
     assert sorted(readme_mutants()) == sorted(make_model({}).mutants)
+    # `kraftcheck list` names the same config as catching each
+    assert make_model({}).mutant_configs == {m: f"spec/configs/{config}.toml" for m, (config, _, _) in readme_mutants().items()}
 
 
 def test_kafka_mutants_agree_with_the_readme_table():

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from kraftcheck.checker.meanings import action_meanings, property_meanings
 from kraftcheck.checker.protocol import action_name, action_params
 from kraftcheck.checker.result import Counterexample
 
@@ -38,6 +39,14 @@ def step_meta(action: Any, model: Any = None) -> dict[str, Any]:
 def counterexample_document(model: Any, counterexample: Counterexample, meta: dict[str, Any]) -> dict[str, Any]:
     states = [state_variables(model, state) for _, state in counterexample.trace]
     steps = [step_meta(action, model) for action, _ in counterexample.trace]
+    # what the property and the trace's actions mean, for readers who never load the model
+    meanings = {}
+    meaning = property_meanings(model).get(counterexample.name)
+    if meaning:
+        meanings["meaning"] = meaning
+    actions = action_meanings(model, dict.fromkeys(step["action"] for step in steps[1:]))
+    if actions:
+        meanings["actions"] = actions
     return trace_document(
         states,
         steps,
@@ -46,6 +55,7 @@ def counterexample_document(model: Any, counterexample: Counterexample, meta: di
             "kind": counterexample.kind,
             "invariant": counterexample.name,
             "length": counterexample.length,
+            **meanings,
             **meta,
         },
     )

@@ -184,6 +184,12 @@ def _variables(trace: Trace, step: Step) -> str:
     return f'<table class="vars">{"".join(rows)}</table>'
 
 
+def _meaning_title(trace: Trace, step: Step) -> str:
+    """A tooltip with what the step's action means, when the trace says."""
+    meaning = trace.action_meaning(step.action)
+    return f' title="{_e(meaning)}"' if meaning else ""
+
+
 def _section(trace: Trace, step: Step, svg: str | None) -> str:
     last = step.index == len(trace.steps) - 1
     changed = ", ".join(step.changed) if step.index > 0 else ""
@@ -196,7 +202,7 @@ def _section(trace: Trace, step: Step, svg: str | None) -> str:
         verdict = f'<p class="loop">{_e(trace.loop_note)}</p>{verdict}'
     return (f'<section class="step" id="step-{step.index}" data-step="{step.index}" '
             f'data-action="{_e(step.label)}" data-changed="{_e(changed)}">'
-            f'<h2><span class="index">{step.number}</span><code>{_e(step.label)}</code></h2>'
+            f'<h2><span class="index">{step.number}</span><code{_meaning_title(trace, step)}>{_e(step.label)}</code></h2>'
             f"{_changes(trace, step)}{picture}{variables}{verdict}</section>")
 
 
@@ -208,6 +214,7 @@ def page(trace: Trace, model: Any = None, picture: bool = True) -> str:
               "base-uri 'none'; form-action 'none'")
     steps = len(trace.steps)
     summary = trace.verdict or f"{steps} states"
+    meaning = f'<p class="meaning">{_e(trace.meaning)}</p>' if trace.meaning else ""
     last = ' class="last"' if trace.verdict else ""
     timeline = "".join(
         f'<li{last if s.index == steps - 1 else ""}>'
@@ -230,7 +237,7 @@ def page(trace: Trace, model: Any = None, picture: bool = True) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(trace.title)}</title><style>{STYLE}</style></head><body>"
-        f"<header><h1>{_e(trace.title)}</h1><p>{_e(summary)} · {steps} states · {_e(Path(trace.path).name)}</p></header>"
+        f"<header><h1>{_e(trace.title)}</h1>{meaning}<p>{_e(summary)} · {steps} states · {_e(Path(trace.path).name)}</p></header>"
         '<nav hidden><button type="button" id="previous" title="previous step (←)">◀ back</button>'
         '<span id="position"></span><button type="button" id="next" title="next step (→)">next ▶</button>'
         '<span id="current-action"></span></nav>'

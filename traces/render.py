@@ -145,7 +145,9 @@ def step_label(trace: Trace, step: Step, body: str) -> str:
     body = f'<TR><TD ALIGN="LEFT">{body}</TD></TR>'
     footer = ""
     if last and trace.verdict:
-        footer = f'<TR><TD ALIGN="LEFT" BGCOLOR="{BAD}"><FONT COLOR="white"><B>{escape(trace.verdict)}</B></FONT></TD></TR>'
+        meaning = f'<BR ALIGN="LEFT"/><I>{escape(trace.meaning)}</I>' if trace.meaning else ""
+        footer = (f'<TR><TD ALIGN="LEFT" BALIGN="LEFT" BGCOLOR="{BAD}"><FONT COLOR="white"><B>{escape(trace.verdict)}</B>'
+                  f'{meaning}</FONT></TD></TR>')
     color = BAD if last and trace.verdict else "#555555"
     return (f'<<TABLE BORDER="2" COLOR="{color}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="4">'
             f"{header}{body}{footer}</TABLE>>")

@@ -23,12 +23,19 @@ def show_trace(trace: Trace, file: IO[str] | None = None, color: bool | None = N
     console = Console(file=file, highlight=False, no_color=color is False, force_terminal=color,
                       soft_wrap=True, emoji=False)
     console.print(Text(visible(trace.title), style="bold"))
+    if trace.meaning:
+        console.print(Text(visible(trace.meaning), style="italic"))
     total = len(trace.steps)
+    explained: set[str] = set()
     for step in trace.steps:
         header = Text()
         header.append(f"── {step.number}/{total} ", style="dim")
         header.append(visible(step.label), style="bold cyan")
         console.print(header)
+        meaning = trace.action_meaning(step.action)
+        if meaning and step.action not in explained:  # each action's meaning once, where it first occurs
+            explained.add(step.action)
+            console.print(Text(f"   {visible(meaning)}", style="dim italic"))
         if step.index == 0:
             for variable in trace.variables:
                 if variable in step.values:

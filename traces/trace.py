@@ -17,6 +17,8 @@ from .itf import TraceFormatError, decode, json_kind, read_trace
 from .signature import signed_here
 from .text import excerpt
 
+#: Longest meaning of a property or an action shown (a trace may hold megabytes of text).
+MEANING_SHOWN = 240
 #: The ``#meta`` source of the traces the checker writes.
 KRAFTCHECK_SOURCE = "kraftcheck"
 #: Variables in which Quint records the action taken (its model-based-testing mode).
@@ -24,7 +26,7 @@ QUINT_ACTION_VARIABLES = ("mbt::actionTaken", "action_taken")
 #: Quint's record of the nondeterministic choices of a step: name -> Some(value) | None.
 QUINT_PICKS_VARIABLES = ("mbt::nondetPicks", "nondet_picks")
 #: Keys of a trace's ``#meta`` the readers use, each a string when present.
-META_STRINGS = ("source", "model", "kind", "invariant", "status")
+META_STRINGS = ("source", "model", "kind", "invariant", "status", "meaning")
 #: Longest step label and title: a trace may name an action with megabytes of text.
 LABEL_LIMIT = 200
 
@@ -105,6 +107,18 @@ class Trace:
         if self.loop is None:
             return None
         return f"then back to state {self.loop + 1}: the steps from there repeat forever"
+
+    @property
+    def meaning(self) -> str | None:
+        """What the violated property means, in one line, as the writer's model says (``#meta.meaning``)."""
+        meaning = self.meta.get("meaning")
+        return excerpt(meaning, MEANING_SHOWN) if isinstance(meaning, str) and meaning else None
+
+    def action_meaning(self, action: str | None) -> str | None:
+        """What an action means, in one line, as the writer's model says (``#meta.actions``)."""
+        actions = self.meta.get("actions")
+        meaning = actions.get(action) if isinstance(actions, dict) and isinstance(action, str) else None
+        return excerpt(meaning, MEANING_SHOWN) if isinstance(meaning, str) and meaning else None
 
     @property
     def title(self) -> str:
