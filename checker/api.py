@@ -37,6 +37,9 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
 
     A config or a setting that cannot be used raises ``ValueError`` (the CLI's bad input); what
     the model's own code raises is raised as it is."""
+    for name, bound in (("max_states", max_states), ("max_depth", max_depth)):
+        if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 1):
+            raise ValueError(f"{name} must be a positive integer, got {bound!r}")
     if workers == "auto":
         workers = available_cores()
     elif not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:

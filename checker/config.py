@@ -131,15 +131,29 @@ def _setting_text(value: Any) -> str:
     return str(value)
 
 
+def shipped_config_path(name: str) -> str | None:
+    """The installed path of the shipped config ``name`` (``ci`` or ``ci.toml``), or None."""
+    if not name or os.sep in name or (os.altsep and os.altsep in name) or name.startswith("."):
+        return None
+    resource = importlib.resources.files("kraftcheck.spec").joinpath("configs", name if name.endswith(".toml") else f"{name}.toml")
+    return str(resource) if resource.is_file() else None
+
+
 def read_config_file(path: str) -> str:
-    """The text of a config file; bad input when it cannot be read, is too large or is not UTF-8."""
+    """The text of a config file; bad input when it cannot be read, is too large or is not UTF-8.
+
+    A named pipe is opened without waiting for a writer: one that has none reads as empty."""
     try:
-        with open(path, "rb") as f:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        os.set_blocking(descriptor, True)
+        with open(descriptor, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
     except OSError as e:
         raise ConfigError(f"cannot read config file {path}: {e.strerror or e}") from None
+    if not data and not os.path.isfile(path):
+        raise ConfigError(f"config file {path} is empty: a named pipe or a device with nothing to read")
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES >> 20} MiB: not a config")
     try:
@@ -152,6 +166,8 @@ def load_config(path: str | None, model: str | None = None, overrides: list[str]
     """The config from ``path`` (or the embedded default when both ``path`` and ``model`` are None),
     with ``--model`` and ``--set KEY=VALUE`` overrides applied."""
     if path is not None:
+        if not os.path.exists(path):  # a shipped config by its name (`ci`, `ci.toml`), from any directory
+            path = shipped_config_path(path) or path
         config = parse_config(read_config_file(path), path)
     elif model is None:
         config = parse_config(embedded_config_text(), f"<embedded {DEFAULT_CONFIG_NAME}>")

@@ -183,11 +183,23 @@ def write_summary(path: str, summary: dict) -> None:
     from kraftcheck.traces.itf import write_json_atomically
 
     try:
-        write_json_atomically(path, summary)
+        write_json_atomically(path, _encodable(summary))
     except OSError as e:
         error(f"cannot write the summary to {path}: {e.strerror or e}")
     except (TypeError, ValueError) as e:  # a config value JSON cannot hold
         error(f"cannot write the summary to {path}: {e}")
+
+
+def _encodable(value):
+    """``value`` with every string UTF-8 can hold: a file name's undecodable bytes (lone
+    surrogates, from ``surrogateescape``) become U+FFFD, as ``CheckConfig.to_json`` makes them."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encodable(v) for v in value]
+    return value
 
 
 def json_summary(result: Result, config: CheckConfig, options: dict, trace_paths: dict[str, str]) -> dict:

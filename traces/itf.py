@@ -14,6 +14,7 @@ unserializable ``"None"``.  Reading gives back hashable values where hashing is 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -200,6 +201,19 @@ def write_atomically(path: str | os.PathLike, write: Callable[[IO[str]], Any]) -
         existing = os.stat(path)
     except FileNotFoundError:
         existing = None
+    if existing is not None and stat.S_ISFIFO(existing.st_mode):
+        # a named pipe: written when some process reads it, an error at once when none does
+        # (rather than waiting forever, after the search, for a reader that never comes)
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno == errno.ENXIO:
+                raise OSError(e.errno, "it is a named pipe that no process reads") from None
+            raise
+        os.set_blocking(descriptor, True)
+        with open(descriptor, "w", encoding="utf-8") as out:
+            write(out)
+        return path
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         with open(path, "w", encoding="utf-8") as out:  # IsADirectoryError for a directory
             write(out)
