@@ -74,6 +74,10 @@ class ModelFailed(Exception):
     exits 1.  ``__cause__`` is what it raised."""
 
 
+#: Factory names that say nothing of their model: a run is named after the module instead.
+GENERIC_FACTORIES = ("make_model", "make", "model", "factory", "create")
+
+
 @dataclass
 class CheckConfig:
     """Everything needed to build the model and run a check, as plain data."""
@@ -93,7 +97,10 @@ class CheckConfig:
             return os.path.splitext(DEFAULT_CONFIG_NAME)[0]
         if self.source:
             return os.path.splitext(os.path.basename(self.source))[0]
-        return self.model.rsplit(":", 1)[-1]
+        module, _, factory = self.model.rpartition(":")
+        if factory in GENERIC_FACTORIES and module:  # kraftcheck.examples.twophase:make_model -> twophase
+            return module.rsplit(".", 1)[-1]
+        return factory
 
     @property
     def run_label(self) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from .config import ConfigError
 
 #: The packages of the distribution, as pyproject.toml lists them (a test holds them equal).
-PACKAGES = ("kraftcheck", "kraftcheck.checker", "kraftcheck.model", "kraftcheck.proofs", "kraftcheck.traces", "kraftcheck.spec",
+PACKAGES = ("kraftcheck", "kraftcheck.checker", "kraftcheck.examples", "kraftcheck.model", "kraftcheck.proofs", "kraftcheck.traces", "kraftcheck.spec",
             "kraftcheck.spec.configs", "kraftcheck.spec.findings", "kraftcheck.spec.scenarios", "kraftcheck.conform",
             "kraftcheck.cluster", "kraftcheck.harness", "kraftcheck.harness.src.main.java.org.apache.kafka.controller")
 #: Files other than modules that a package carries, as pyproject.toml's package-data: the

@@ -34,7 +34,7 @@ def test_the_zip_holds_every_module_and_config_as_a_wheel_lays_them_out(tmp_path
     archive = tmp_path / "ship" / "kraftcheck.zip"
     names = zipfile.ZipFile(archive).namelist()
     expected = [f"kraftcheck/{f.name}" for f in (REPO / "kraftcheck").glob("*.py")]
-    for folder in ("checker", "model", "proofs", "traces", "spec", "conform", "cluster", "harness"):
+    for folder in ("checker", "examples", "model", "proofs", "traces", "spec", "conform", "cluster", "harness"):
         expected += [f"kraftcheck/{folder}/{f.name}" for f in (REPO / folder).glob("*.py")]
     expected += [f"kraftcheck/spec/configs/{f.name}" for f in (REPO / "spec" / "configs").glob("*.toml")]
     expected += [f"kraftcheck/spec/findings/{f.name}" for f in (REPO / "spec" / "findings").glob("*.itf.json")]

@@ -32,7 +32,8 @@ MESSAGE_LIMIT = 300
 #: The models kraftcheck ships, as a trace names them in its ``#meta``.  Reading a trace
 #: builds one of these, or the model the reader passes with ``--model``, and nothing else:
 #: whoever wrote the trace does not choose the code that runs.
-SHIPPED_MODELS = ("kraftcheck.model:make_model",)
+SHIPPED_MODELS = ("kraftcheck.model:make_model", "kraftcheck.examples.diehard:make_model",
+                  "kraftcheck.examples.twophase:make_model")
 
 
 class UntrustedModel(ConfigError):
