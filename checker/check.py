@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .bfs import initial_states
-from .config import CheckConfig, ConfigError, build_model, load_config
+from .config import MUTANT_SETTING, CheckConfig, ConfigError, build_model, load_config
 from .errors import EXIT_MODEL_FAILED, error, model_failure, search_failure
 from .outputs import DEFAULT_TRACE_DIR, check_outputs, json_summary, refuse_replacing, write_summary, write_traces
 from .progress import progress_reporter
@@ -20,6 +20,7 @@ from .signals import Figures, note_figures
 from .suite import EXIT_EXPECTED_MISSING
 from .workers import available_cores, explore
 from kraftcheck.traces.itf import TraceFormatError
+from kraftcheck.traces.text import visible
 
 #: Exit codes of configs checked in one run, the worst first: a model whose code failed (its
 #: config was not checked at all), a violated invariant, a violated step property, a deadlock,
@@ -109,7 +110,30 @@ def check_single(args) -> int:
     if args.junit:
         write_junit_report(args.junit, [run])
     report(model, run.result, run.trace_paths, quiet=args.quiet, out=sys.stdout)
+    note_unchanged_mutant(args, run)
     return run.result.exit_code
+
+
+def note_unchanged_mutant(args, run: ConfigRun) -> None:
+    """Say so when the mutant a config switches on changed nothing there: the search without it
+    finds the same states, transitions and coverage.  Otherwise an ``ok`` would read as the
+    mutant escaping the config, when the config never reaches the mutant's code at all."""
+    mutant = run.config.settings.get(MUTANT_SETTING)
+    result = run.result
+    if args.engine != "local" or mutant in (None, "none") or result.verdict != OK or result.stopped_by:
+        return
+    unmutated = CheckConfig(run.config.model, {**run.config.settings, MUTANT_SETTING: "none"}, dict(run.config.check),
+                            run.config.source)
+    try:
+        baseline = explore(without_symmetry(build_model(unmutated), args.no_symmetry),
+                           **{**run.options, "workers": run.options.get("workers", 1)})
+    except Exception:  # a model without an unmutated "none": nothing to compare with
+        return
+    if (baseline.distinct_states, baseline.generated_states, baseline.coverage) == (
+            result.distinct_states, result.generated_states, result.coverage):
+        print(f"kraftcheck: note: mutant {mutant} changed nothing at {visible(run.config.label)}: the search without it "
+              f"finds the same {result.distinct_states:,} states and {result.generated_states:,} transitions "
+              "(`kraftcheck list` names the config that catches it)", file=sys.stderr)
 
 
 def build_named_model(config: CheckConfig):

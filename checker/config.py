@@ -74,6 +74,8 @@ class ModelFailed(Exception):
     exits 1.  ``__cause__`` is what it raised."""
 
 
+#: The model setting that switches a mutant (a known bug put back) on; "none" leaves it off.
+MUTANT_SETTING = "mutant"
 #: Factory names that say nothing of their model: a run is named after the module instead.
 GENERIC_FACTORIES = ("make_model", "make", "model", "factory", "create")
 

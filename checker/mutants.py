@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .arguments import positive, workers_count
 from .check import build_named_model
-from .config import CheckConfig, ConfigError, ModelFailed, load_config, parse_override
+from .config import MUTANT_SETTING, CheckConfig, ConfigError, ModelFailed, load_config, parse_override
 from .errors import EXIT_MODEL_FAILED, error, model_failure, search_failure
 from .jobs import TaskLost, run_tasks
 from .outputs import refuse_replacing, unwritable
@@ -30,8 +30,6 @@ from .workers import available_cores, explore
 #: The exit code when a mutant escapes every config (and no model's code failed): an expected
 #: violation that did not occur, as for a suite's finding.
 EXIT_MUTANT_ESCAPED = EXIT_EXPECTED_MISSING
-#: The setting that switches a mutant on.
-MUTANT_SETTING = "mutant"
 
 
 def register(commands, model_source) -> None:

@@ -150,3 +150,16 @@ def test_kafka_mutants_agree_with_the_readme_table():
             _, invariants, length = table[mutant]
             assert rows[mutant] == [mutant, "caught", config, str(length), ", ".join(invariants)]
         assert rows_of(p.stdout)[-1] == [f"mutation score: {len(mutants)}/{len(mutants)} caught"]
+
+
+def test_a_mutant_that_changes_nothing_at_a_config_says_so(tmp_path):
+    """jbodupgrade.toml has no designated elections: the mutant of one never runs there."""
+    p = kraftcheck("check", "jbodupgrade", "--set", "mutant=designated_with_leader", "--quiet", "--no-picture",
+                   "--trace-dir", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("ok: every invariant holds in every reachable state\n580 distinct states, 1,090 generated")
+    assert p.stderr == ("kraftcheck: note: mutant designated_with_leader changed nothing at jbodupgrade: the search "
+                        "without it finds the same 580 states and 1,090 transitions (`kraftcheck list` names the "
+                        "config that catches it)\n")
+    p = kraftcheck("check", "jbodupgrade", "--quiet", "--no-picture", "--trace-dir", str(tmp_path))
+    assert (p.returncode, p.stderr) == (0, "")  # no mutant, no note
