@@ -19,24 +19,32 @@ LOSS = "NetworkLosesMessage"
 _BROKER_IN_LABEL = re.compile(r"\(b(\d+)[,)]")
 
 
-def sequence(steps: list[tuple[str | None, dict]]) -> dict:
-    """The chart of ``steps``, each ``(action name, described variables)`` in trace order."""
+def sequence(steps) -> dict:
+    """The chart of ``steps`` (``kraftcheck.traces.sequence.ChartStep``: action, values, ...) in
+    trace order; ``ValueError`` for values no run of this model holds, however they fail."""
+    try:
+        return _chart(steps)
+    except (TypeError, KeyError, IndexError, AttributeError) as e:  # an edited trace's values
+        raise ValueError(f"not a trace of the Kafka model ({type(e).__name__}: {e})") from None
+
+
+def _chart(steps) -> dict:
     if not steps:
         raise ValueError("no steps")
-    first = _state(steps[0][1], 0)
+    first = _state(steps[0].values, 0)
     lanes = [CONTROLLER] + [f"b{b}" for b in range(len(first["brokerStatus"]))]
     messages: list[dict] = []
     open_by_label: dict[str, deque] = {}
     notes: list[dict] = []
     for index in range(1, len(steps)):
-        action, values = steps[index]
-        before, after = _state(steps[index - 1][1], index - 1), _state(values, index)
+        action, values = steps[index].action, steps[index].values
+        before, after = _state(steps[index - 1].values, index - 1), _state(values, index)
         was, now = Counter(_labels(before)), Counter(_labels(after))
         for label in sorted(was - now):
             for _ in range((was - now)[label]):
                 queue = open_by_label.get(label)
                 if not queue:
-                    raise ValueError(f"state {index}: {label!r} leaves the network without having entered it")
+                    raise ValueError(f"state {index + 1}: {label!r} leaves the network without having entered it")
                 message = messages[queue.popleft()]
                 message["delivered"] = index
                 message["lost"] = action == LOSS

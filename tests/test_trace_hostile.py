@@ -495,3 +495,24 @@ def test_the_kafka_picture_draws_or_rejects_any_values():
         assert label.startswith("<TABLE") and not UNSAFE.search(label)
 
     draws_or_rejects()
+
+
+@pytest.mark.parametrize("value", [7, "x", [], {"#tup": []}])
+def test_any_variable_edited_still_gives_a_page_and_a_sequence_chart_or_bad_input(capsys, tmp_path, value):
+    """Each variable of a finding's trace set to a value no run holds, at a middle state and at
+    the last: the page is written (without a chart, with a note), and the sequence chart is
+    drawn or refused as bad input (exit 2), never the model failing (exit 1)."""
+    document = json.loads((Path(__file__).parent.parent / "spec" / "findings" /
+                           "heartbeat_FencedUntilAssigned.itf.json").read_text())
+    variables = [v for v in document["states"][0] if v != "#meta"]
+    assert len(variables) == 29
+    for variable in variables:
+        for k in (5, len(document["states"]) - 1):
+            edited_document = json.loads(json.dumps(document))
+            edited_document["states"][k][variable] = value
+            path = written(tmp_path / "t.itf.json", edited_document)
+            code, out, err = run(capsys, "trace", "html", path, "-o", tmp_path / "t.html", "--no-picture")
+            assert code == 0, (variable, k, err)
+            code, out, err = run(capsys, "trace", "render", path, "-o", tmp_path / "t.dot", "--style", "sequence")
+            assert code in (0, 2), (variable, k, err)
+            assert "Traceback" not in err

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kraftcheck.checker.config import ConfigError
 
@@ -49,6 +49,19 @@ class Chart:
     notes: dict[tuple[int, str], list[str]]
 
 
+class ChartStep(NamedTuple):
+    """One state of a trace as the model's ``sequence(steps)`` gets it."""
+
+    #: the action that led to the state (``Init`` for the first), or None when the trace does not say
+    action: str | None
+    #: the variables, as the model's ``describe`` names them
+    values: dict
+    #: the action's parameters, decoded
+    params: list
+    #: the step as the trace shows it: the model's label, else ``Name(p1, p2)``
+    label: str
+
+
 def model_sequence(model: Any):
     """The model's ``sequence`` member, if it has one."""
     member = getattr(model, "sequence", None) if model is not None else None
@@ -62,7 +75,7 @@ def chart_of(trace: Trace, model: Any) -> Chart:
     if member is None:
         raise ConfigError("a sequence chart needs a model that draws one (the model's sequence member); "
                           "this trace's model does not, or none was given (--model MODULE:FACTORY)")
-    steps = [(step.action, dict(step.values)) for step in trace.steps]
+    steps = [ChartStep(step.action, dict(step.values), list(step.params), step.label) for step in trace.steps]
     try:
         drawn = member(steps)
     except ValueError as e:
