@@ -91,6 +91,8 @@ def unwritable(path: Path, *, directory: bool) -> str | None:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         mode = None
+        if directory and os.path.islink(path):  # a dangling link: no folder can be made there
+            return "it is a symbolic link to a missing folder"
     except OSError as e:
         return e.strerror or str(e)
     if mode is not None:

@@ -213,13 +213,21 @@ def run_induction(args) -> int:
     code = induction_exit_code(cells)
     written = {}
     if args.cti_dir:
-        Path(args.cti_dir).mkdir(parents=True, exist_ok=True)
+        # The proof stands once found: a counterexample that cannot be written (a full disk, a
+        # folder gone meanwhile) is one line on stderr, and the table and verdict follow all the same.
+        from kraftcheck.checker.errors import error
+
         for c in cells:
             if c.result == "counterexample" and c.post:
-                written[(c.action, c.prop)] = str(write_cti(Path(args.cti_dir), c,
-                                                            cti_document(c, args.n, args.dirs, args.semantics)))
-                if c.reached is not None:
-                    write_cti(Path(args.cti_dir), c, run_document(c.reached, c.prop), ".run")
+                try:
+                    Path(args.cti_dir).mkdir(parents=True, exist_ok=True)
+                    written[(c.action, c.prop)] = str(write_cti(Path(args.cti_dir), c,
+                                                                cti_document(c, args.n, args.dirs, args.semantics)))
+                    if c.reached is not None:
+                        write_cti(Path(args.cti_dir), c, run_document(c.reached, c.prop), ".run")
+                except OSError as e:
+                    error(f"cannot write the counterexample of {c.action} against {c.prop} to {args.cti_dir}: "
+                          f"{e.strerror or e}")
     out = sys.stdout
     mutant = "" if args.mutant == "none" else f", mutant {args.mutant}"
     print(f"checking {len(cells)} induction steps for {args.n} brokers with up to {args.dirs} directories each, "

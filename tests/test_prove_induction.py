@@ -161,3 +161,32 @@ def test_semantics_needs_induction():
     p = kraftcheck("prove", "--semantics", "kip")
     assert (p.returncode, p.stdout) == (2, "")
     assert p.stderr.strip().endswith("--semantics goes with --induction: the rule lemmas hold under both readings")
+
+
+def test_a_counterexample_that_cannot_be_written_loses_neither_the_table_nor_the_verdict(tmp_path, monkeypatch,
+                                                                                       capsys):
+    import errno
+
+    from kraftcheck.checker.cli import main
+    from kraftcheck.proofs import reach
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(reach, "write_cti", full_disk)
+    assert main(["prove", "--induction", "--n", "1", "--cti-dir", str(tmp_path / "ctis")]) == 12
+    out, err = capsys.readouterr()
+    assert out.rstrip().splitlines()[-1].startswith("a step breaks an invariant from a reachable state (")
+    assert "ControllerHandlesHeartbeat does not keep LeaderOnOnlineDir: a counterexample to induction" in out
+    assert "written to" not in out
+    assert err.splitlines()[0] == (f"kraftcheck: error: cannot write the counterexample of ControllerHandlesHeartbeat "
+                                   f"against LeaderOnOnlineDir to {tmp_path / 'ctis'}: No space left on device")
+
+
+def test_a_counterexample_folder_that_is_a_dangling_link_is_refused_before_the_proof(tmp_path, capsys):
+    from kraftcheck.checker.cli import main
+
+    (tmp_path / "ctis").symlink_to(tmp_path / "gone" / "ctis")
+    assert main(["prove", "--induction", "--n", "1", "--cti-dir", str(tmp_path / "ctis")]) == 2
+    assert capsys.readouterr().err == (f"kraftcheck: error: cannot write counterexamples to {tmp_path / 'ctis'}: "
+                                       "it is a symbolic link to a missing folder\n")
