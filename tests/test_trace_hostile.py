@@ -214,7 +214,7 @@ def test_check_draws_no_picture_of_a_large_trace(capsys, tmp_path, monkeypatch, 
     size = trace.stat().st_size
     assert svg_beside(trace, make_model({})) is None and not svg.exists()  # the old picture is gone too
     assert capsys.readouterr().err == (f"kraftcheck: note: no picture of {trace}: it is {size / 1e6:.1f} MB, more than "
-                                       "check draws (0.0 MB)\n")
+                                       "a picture may take (0.0 MB)\n")
 
 
 def test_render_and_html_of_a_large_trace(capsys, tmp_path, monkeypatch, kafka_document):
@@ -223,13 +223,13 @@ def test_render_and_html_of_a_large_trace(capsys, tmp_path, monkeypatch, kafka_d
     monkeypatch.setattr(render, "PICTURE_MAX_BYTES", 1000)
     code, out, err = run(capsys, "trace", "render", trace, "-o", tmp_path / "t.svg")
     assert (code, out) == (2, "")
-    assert err == (f"kraftcheck: error: {trace} is {size}, more than render draws (0.0 MB): write t.dot instead, "
+    assert err == (f"kraftcheck: error: {trace} is {size}, more than a picture may take (0.0 MB): write t.dot instead, "
                    "or read it with trace show\n")
     code, out, err = run(capsys, "trace", "render", trace, "-o", tmp_path / "t.dot")
     assert (code, out, err) == (0, f"wrote {tmp_path / 't.dot'}\n", "")
     code, out, err = run(capsys, "trace", "html", trace, "-o", tmp_path / "t.html")
     assert (code, out) == (0, f"wrote {tmp_path / 't.html'}\n")
-    assert err == (f"kraftcheck: note: no pictures in the page: {trace} is {size}, more than html draws (0.0 MB); "
+    assert err == (f"kraftcheck: note: no pictures in the page: {trace} is {size}, more than a picture may take (0.0 MB); "
                    "the tables show every state\n")
     assert "<svg" not in (tmp_path / "t.html").read_text()
 
@@ -516,3 +516,16 @@ def test_any_variable_edited_still_gives_a_page_and_a_sequence_chart_or_bad_inpu
             code, out, err = run(capsys, "trace", "render", path, "-o", tmp_path / "t.dot", "--style", "sequence")
             assert code in (0, 2), (variable, k, err)
             assert "Traceback" not in err
+
+
+def test_a_trace_of_many_tiny_states_is_not_drawn(capsys, tmp_path):
+    """1,001 states of one integer: 60 kB on disk, yet more than a picture may take."""
+    states = [{"#meta": {"index": i, "action": "Tick" if i else "Init", "params": []}, "x": i} for i in range(1001)]
+    trace = written(tmp_path / "t.itf.json", {"#meta": {"format": "ITF", "source": "elsewhere"}, "vars": ["x"],
+                                              "states": states})
+    code, out, err = run(capsys, "trace", "render", trace, "-o", tmp_path / "t.svg")
+    assert (code, out) == (2, "")
+    assert err == (f"kraftcheck: error: {trace} holds 1,001 states, more than a picture may take (1,000): "
+                   "write t.dot instead, or read it with trace show\n")
+    code, out, err = run(capsys, "trace", "show", trace)
+    assert code == 0 and out.count("\n") == 1 + 1001 * 2 and out.endswith("── 1001/1001 Tick\n   x: 999 → 1000\n")

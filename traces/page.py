@@ -20,8 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import render
-from .render import dot_available, megabytes, model_picture, note, pictures, run_dot, state_graph, too_big_to_draw, write_output
+from .render import dot_available, model_picture, note, pictures, run_dot, state_graph, too_big_to_draw, write_output
 from .text import visible
 from .trace import ABSENT, Step, Trace, format_value, listed_changes
 
@@ -224,12 +223,11 @@ def page(trace: Trace, model: Any = None, picture: bool = True) -> str:
     # the model's picture as SVG; a model without one is pictured by the table itself
     svgs = None
     if picture and model_picture(model) is not None:
-        size = too_big_to_draw(trace)
-        if size is None:
+        reason = too_big_to_draw(trace)
+        if reason is None:
             svgs = step_svgs(trace, model)
         else:
-            note(f"no pictures in the page: {trace.path} is {megabytes(size)}, more than html draws "
-                 f"({megabytes(render.PICTURE_MAX_BYTES)}); the tables show every state")
+            note(f"no pictures in the page: {trace.path} {reason}; the tables show every state")
     sections = "".join(_section(trace, s, svgs[s.index] if svgs else None) for s in trace.steps)
     chart = _sequence_chart(trace, model) if picture and size_ok(trace) else ""
     return (

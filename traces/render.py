@@ -33,6 +33,8 @@ LINE_WIDTH = 90
 #: proportion (a 60 MB trace made a 140 MB SVG in 30 s): ``check`` draws no SVG beside a larger
 #: trace, ``trace html`` shows its tables only and ``trace render`` writes only ``.dot``.
 PICTURE_MAX_BYTES = 5_000_000
+#: Most states a picture draws (the state style, the sequence chart, the page's pictures).
+PICTURE_MAX_STATES = 1_000
 
 Picture = Callable[[dict, "dict | None"], str]
 
@@ -54,13 +56,21 @@ def note(message: str) -> None:
     print(f"kraftcheck: note: {visible(message)}", file=sys.stderr)
 
 
-def too_big_to_draw(trace: Trace) -> int | None:
-    """The size of the trace's file when it is larger than :data:`PICTURE_MAX_BYTES`, else None."""
+def too_big_to_draw(trace: Trace) -> str | None:
+    """Why ``trace`` is too big to draw (``"is 6.1 MB, more than ..."``), or None.
+
+    Drawing is bounded by states as well as bytes: a trace of many tiny states is small on disk
+    and still keeps ``dot`` busy for minutes."""
+    states = len(trace.steps)
+    if states > PICTURE_MAX_STATES:
+        return f"holds {states:,} states, more than a picture may take ({PICTURE_MAX_STATES:,})"
     try:
         size = os.stat(trace.path).st_size
     except OSError:
         return None
-    return size if size > PICTURE_MAX_BYTES else None
+    if size > PICTURE_MAX_BYTES:
+        return f"is {megabytes(size)}, more than a picture may take ({megabytes(PICTURE_MAX_BYTES)})"
+    return None
 
 
 def megabytes(size: int) -> str:
@@ -228,12 +238,12 @@ def run_dot(source: str, fmt: str) -> bytes:
 
 
 def render_trace(trace: Trace, out: str | Path, fmt: str, model: Any = None) -> Path:
-    """Draw ``trace`` as ``fmt``.  A trace too big to draw (:data:`PICTURE_MAX_BYTES`) is bad
+    """Draw ``trace`` as ``fmt``.  A trace too big to draw (:func:`too_big_to_draw`) is bad
     input for ``.svg`` and ``.png``; its ``.dot`` source is still written."""
-    size = too_big_to_draw(trace) if fmt != "dot" else None
-    if size is not None:
-        raise ConfigError(f"{trace.path} is {megabytes(size)}, more than render draws ({megabytes(PICTURE_MAX_BYTES)}): "
-                          f"write {Path(out).with_suffix('.dot').name} instead, or read it with trace show")
+    reason = too_big_to_draw(trace) if fmt != "dot" else None
+    if reason is not None:
+        raise ConfigError(f"{trace.path} {reason}: write {Path(out).with_suffix('.dot').name} instead, "
+                          "or read it with trace show")
     return render_graph(trace_graph(trace, model), out, fmt)
 
 
@@ -257,11 +267,17 @@ def svg_beside(itf_path: str | Path, model: Any, picture: bool = True) -> Path |
     if not picture or not dot_available():
         return None
     size = os.stat(itf_path).st_size
-    if size > PICTURE_MAX_BYTES:
-        note(f"no picture of {itf_path}: it is {megabytes(size)}, more than check draws ({megabytes(PICTURE_MAX_BYTES)})")
+    if size > PICTURE_MAX_BYTES:  # not even read
+        note(f"no picture of {itf_path}: it is {megabytes(size)}, more than a picture may take "
+             f"({megabytes(PICTURE_MAX_BYTES)})")
+        return None
+    trace = load_trace(itf_path)
+    reason = too_big_to_draw(trace)
+    if reason is not None:
+        note(f"no picture of {itf_path}: it {reason}")
         return None
     try:
-        return render_trace(load_trace(itf_path), out, "svg", model=model)
+        return render_trace(trace, out, "svg", model=model)
     except Exception as e:  # a failing picture hook or dot: keep the check's own result
         out.unlink(missing_ok=True)
         print(f"kraftcheck: warning: could not draw {itf_path}: {type(e).__name__}: {excerpt(e)}", file=sys.stderr)

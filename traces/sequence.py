@@ -20,8 +20,7 @@ from typing import Any, NamedTuple
 
 from kraftcheck.checker.config import ConfigError
 
-from . import render
-from .render import BAD, HEADER, escape, megabytes, render_graph, too_big_to_draw
+from .render import BAD, HEADER, escape, render_graph, too_big_to_draw
 from .text import excerpt
 from .trace import Trace
 
@@ -182,8 +181,7 @@ def sequence_graph(trace: Trace, chart: Chart):
 def render_sequence(trace: Trace, out, fmt: str, model: Any = None):
     """Draw ``trace`` as a sequence chart in ``fmt`` (``.svg``, ``.png`` or ``.dot``); a trace too
     big to draw is bad input for ``.svg`` and ``.png``, as for the state style."""
-    size = too_big_to_draw(trace) if fmt != "dot" else None
-    if size is not None:
-        raise ConfigError(f"{trace.path} is {megabytes(size)}, more than render draws "
-                          f"({megabytes(render.PICTURE_MAX_BYTES)}): write {Path(out).with_suffix('.dot').name} instead")
+    reason = too_big_to_draw(trace) if fmt != "dot" else None
+    if reason is not None:
+        raise ConfigError(f"{trace.path} {reason}: write {Path(out).with_suffix('.dot').name} instead")
     return render_graph(sequence_graph(trace, chart_of(trace, model)), out, fmt)
