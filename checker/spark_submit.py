@@ -17,7 +17,15 @@ Absolute imports: spark-submit runs this file as a script, not as part of the pa
 import os
 import sys
 
-from kraftcheck.checker.cli import main
+try:
+    from kraftcheck.checker.cli import main
+except ModuleNotFoundError as missing:
+    if missing.name and missing.name.split(".")[0] == "kraftcheck":
+        # submitted without the zip (and kraftcheck not installed where the driver runs)
+        sys.stderr.write("kraftcheck: error: this driver script needs kraftcheck: pass the zip `kraftcheck spark-package` "
+                         "wrote beside it, with spark-submit --py-files kraftcheck.zip\n")
+        sys.exit(2)
+    raise
 
 
 def shipped_files() -> dict[str, str]:

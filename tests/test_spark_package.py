@@ -170,3 +170,14 @@ def test_a_shipped_file_is_found_by_its_name_in_client_mode(tmp_path, monkeypatc
     shipped = {"ci.toml": "/abs/spec/configs/ci.toml", "here.toml": "/abs/here.toml"}
     assert spark_submit.with_shipped_paths(["check", "ci.toml", "here.toml", "--json", "s.json"], shipped) == [
         "check", "/abs/spec/configs/ci.toml", "here.toml", "--json", "s.json"]
+
+
+def test_the_driver_script_without_the_zip_says_how_to_pass_it(tmp_path):
+    p = kraftcheck("spark-package", "--out", tmp_path / "ship", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    # -S: no site-packages, as on a driver where kraftcheck is neither installed nor shipped
+    p = subprocess.run([sys.executable, "-S", str(tmp_path / "ship" / "spark_submit.py"), "check", "ci"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == ("kraftcheck: error: this driver script needs kraftcheck: pass the zip `kraftcheck spark-package` "
+                        "wrote beside it, with spark-submit --py-files kraftcheck.zip\n")
