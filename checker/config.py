@@ -280,7 +280,10 @@ def _current_directory_last():
     A user's model module and the modules beside it are found in the current directory, but
     nothing there can stand in for an installed module (``graphviz.py``, ``rich.py``): those
     are found first, where they are installed."""
-    cwd = os.path.realpath(os.getcwd())
+    try:
+        cwd = os.path.realpath(os.getcwd())
+    except FileNotFoundError:  # the directory was deleted under the command: bad input, not the model's fault
+        raise ConfigError("the current directory no longer exists: cd to one that does") from None
     saved = list(sys.path)
     sys.path[:] = [entry for entry in saved if not _is_current_directory(entry, cwd)] + [cwd]
     try:

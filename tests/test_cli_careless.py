@@ -79,3 +79,15 @@ def test_names_with_escapes_and_bidi_controls_are_shown_escaped_in_the_table(tmp
     assert (code, err) == (0, "")
     assert "\x1b" not in out and "\u202e" not in out
     assert out.splitlines()[1].startswith("a\\x1b[2Jb\\u202e.toml  ok")
+
+
+def test_a_deleted_working_directory_is_said_as_such_not_blamed_on_the_model(tmp_path):
+    import subprocess
+    import sys
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    p = subprocess.run(["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m kraftcheck.checker.cli check ci '
+                        "--max-states 10", sys.executable], capture_output=True, text=True, timeout=120)
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == "kraftcheck: error: the current directory no longer exists: cd to one that does\n"
