@@ -249,6 +249,10 @@ def _discard_output(stream=None) -> None:
 if __name__ == "__main__":
     # `python -m` puts the current directory first on sys.path, where a `graphviz.py` would
     # stand in for the installed module; the console script does not, nor should this.
-    if sys.path and (sys.path[0] == "" or os.path.realpath(sys.path[0]) == os.path.realpath(os.getcwd())):
+    try:
+        here = os.path.realpath(os.getcwd())
+    except FileNotFoundError:  # deleted under the command: said once the command runs
+        here = None
+    if sys.path and (sys.path[0] == "" or os.path.realpath(sys.path[0]) == here):
         del sys.path[0]
     sys.exit(main())
