@@ -213,4 +213,10 @@ def test_the_sequence_chart_unfolds_above_the_steps(open_page, capsys, tmp_path)
     assert page.evaluate(f"Array.from(document.querySelectorAll('{chart} text')).some(t => t.textContent === 'controller')")
     page.keyboard.press("End")
     assert visible_step(page)["verdict"] == "state 16 violates the invariant LeaderOnOnlineDir"
+    # the chart marks the current step's row, and a click on a row goes to its step
+    marked = "Array.from(document.querySelectorAll('#sequence-chart g.node.current title')).map(t => t.textContent)"
+    assert "r15_step" in page.evaluate(marked) and all(t.startswith("r15_") for t in page.evaluate(marked))
+    page.click("#sequence-chart g.node.row:has(title:text-is('r4_step'))")
+    assert visible_step(page)["position"] == "state 5 of 16"
+    assert "r4_step" in page.evaluate(marked) and all(t.startswith("r4_") for t in page.evaluate(marked))
     assert events == []

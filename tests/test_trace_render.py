@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from kraftcheck.checker.cli import main
 from kraftcheck.model import MUTANTS
 from kraftcheck.model.picture import CHANGED as PICTURE_CHANGED
 from kraftcheck.traces.render import CHANGED
@@ -40,7 +41,8 @@ def diehard_trace(tmp_path_factory):
 
 def test_a_generic_model_is_drawn_as_tables_of_variables(capsys, diehard_trace, tmp_path):
     out = tmp_path / "jugs.svg"
-    code, stdout, err = run(capsys, "trace", "render", diehard_trace, "-o", out, "--model", "tests.models:diehard")
+    code, stdout, err = run(capsys, "trace", "render", diehard_trace, "-o", out, "--model", "tests.models:diehard",
+                            "--style", "state")
     assert (code, stdout, err) == (0, f"wrote {out}\n", "")
     texts = svg_texts(out)
     for label in ("Init", "FillBig", "BigToSmall", "EmptySmall", "small", "big"):
@@ -54,7 +56,8 @@ def test_dot_and_png_by_extension(capsys, diehard_trace, tmp_path):
     code, _, _ = run(capsys, "trace", "render", diehard_trace, "-o", tmp_path / "jugs.dot")
     assert code == 0
     source = (tmp_path / "jugs.dot").read_text()
-    assert source.startswith("digraph trace {") and source.count("->") == 6
+    # the compact picture: the verdict on top (its link unseen), then the seven states
+    assert source.startswith("digraph trace {") and source.count("->") == 7 and source.count("style=invis") == 1
     code, _, _ = run(capsys, "trace", "render", diehard_trace, "-o", tmp_path / "jugs.png")
     assert code == 0 and (tmp_path / "jugs.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -71,7 +74,7 @@ def test_a_quint_trace_is_drawn_without_a_model(capsys, tmp_path):
     trace = tmp_path / "bank.itf.json"
     trace.write_text(QUINT_TRACE)
     out = tmp_path / "bank.svg"
-    code, _, err = run(capsys, "trace", "render", trace, "-o", out)
+    code, _, err = run(capsys, "trace", "render", trace, "-o", out, "--style", "state")
     assert (code, err) == (0, "")
     texts = svg_texts(out)
     assert {"init", "deposit", "withdraw", "balances", "mbt::actionTaken"} <= set(texts)
@@ -117,7 +120,7 @@ def test_trace_content_is_escaped_in_pictures(capsys, tmp_path):
 def test_kafka_picture_names_every_broker_and_directory(capsys, tmp_path, mutant):
     for path in kafka_traces()[mutant]:
         out = tmp_path / (path.name.removesuffix(".itf.json") + ".svg")
-        code, _, err = run(capsys, "trace", "render", path, "-o", out)
+        code, _, err = run(capsys, "trace", "render", path, "-o", out, "--style", "state")
         assert (code, err) == (0, "")
         trace = load_trace(path)
         texts = svg_texts(out)
@@ -142,7 +145,7 @@ def test_kafka_picture_names_every_broker_and_directory(capsys, tmp_path, mutant
 def test_kafka_picture_marks_failed_directories_leaders_and_messages(capsys, tmp_path):
     [path] = [p for p in kafka_traces()["no_revert_on_dest_failure"]]
     out = tmp_path / "moves.svg"
-    assert run(capsys, "trace", "render", path, "-o", out)[0] == 0
+    assert run(capsys, "trace", "render", path, "-o", out, "--style", "state")[0] == 0
     texts = svg_texts(out)
     assert "FAILED" in texts or "FAILED (acked)" in texts
     assert "leader" in texts and "ISR" in texts
@@ -222,3 +225,19 @@ def test_a_lasso_says_where_it_loops_back(capsys, tmp_path):
     assert code == 0 and 's2 -> s1 [label=<loop> constraint=false style=dashed]' in (tmp_path / "lasso.dot").read_text()
     code, _, _ = run(capsys, "trace", "html", trace, "-o", tmp_path / "lasso.html")
     assert code == 0 and "then back to state 2: the steps from there repeat forever" in (tmp_path / "lasso.html").read_text()
+
+
+def test_the_compact_picture_is_the_default_and_the_full_one_a_style(tmp_path, capsys):
+    """The violation on top, the first state whole, then only what each step changed."""
+    assert main(["check", "--model", "tests.models:diehard", "--trace-dir", str(tmp_path), "--quiet", "--no-picture"]) == 12
+    trace = tmp_path / "diehard_NotFourGallons.itf.json"
+    assert main(["trace", "render", str(trace), "-o", str(tmp_path / "compact.dot")]) == 0
+    assert main(["trace", "render", str(trace), "-o", str(tmp_path / "full.dot"), "--style", "state"]) == 0
+    compact, full = (tmp_path / "compact.dot").read_text(), (tmp_path / "full.dot").read_text()
+    nodes = re.findall(r"^\t(\w+) \[label=", compact, re.M)
+    assert nodes == ["verdict", "s0", "s1", "s2", "s3", "s4", "s5", "s6"]
+    fill_big = re.search(r"^\ts1 \[label=(.*)\]$", compact, re.M).group(1)
+    assert "FillBig" in fill_big and "<B>big</B>" in fill_big and "small" not in fill_big  # only what changed
+    assert "state 7 violates the invariant NotFourGallons" in re.search(r"^\tverdict \[label=(.*)\]$", compact, re.M).group(1)
+    # the full style draws every state whole: each step's node names both jugs
+    assert all("small" in label and "big" in label for label in re.findall(r"^\ts\d \[label=(.*)\]$", full, re.M))

@@ -48,9 +48,10 @@ def register(commands) -> None:
     render = actions.add_parser("render", help="draw the trace with graphviz (.svg, .png or .dot)")
     render.add_argument("trace", metavar="TRACE")
     render.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.svg, OUT.png or OUT.dot")
-    render.add_argument("--style", choices=("state", "sequence"), default="state",
-                        help="state: a box per step with the state drawn (the default); sequence: a message "
-                             "sequence chart, a lane per participant (needs the model's sequence chart)")
+    render.add_argument("--style", choices=("compact", "state", "sequence"), default="compact",
+                        help="compact: the violation on top, the first state drawn, then what each step changed "
+                             "(the default); state: every state drawn in full; sequence: a message sequence chart, "
+                             "a lane per participant (needs the model's sequence chart)")
     model_options(render)
     render.set_defaults(run=_guarded(run_render))
 
@@ -195,7 +196,7 @@ def run_render(args) -> int:
         path = model_code(render_sequence, trace, args.output, fmt, model=chart_model(trace, args.model, args.overrides))
     else:
         model = picture_model(trace, args.model, args.overrides)
-        path = model_code(render_trace, trace, args.output, fmt, model=model)
+        path = model_code(render_trace, trace, args.output, fmt, model=model, compact=args.style == "compact")
     print(f"wrote {path}")
     return 0
 

@@ -71,6 +71,9 @@ table.vars tr.changed th { font-weight: 700; }
 details { margin-top: 8px; } summary { cursor: pointer; color: var(--muted); }
 details.sequence { margin: 12px 20px 0; padding: 8px 16px; background: white; border: 1px solid var(--line);
                    border-radius: 6px; }
+#sequence-chart g.node.row { cursor: pointer; }
+#sequence-chart g.node.current text { font-weight: 700; fill: var(--bad); }
+#sequence-chart g.node.current polygon, #sequence-chart g.node.current ellipse { stroke: var(--bad); stroke-width: 2; }
 """
 
 SCRIPT = """
@@ -82,6 +85,17 @@ SCRIPT = """
   var previous = document.getElementById("previous");
   var next = document.getElementById("next");
   var current = 0;
+  // the sequence chart's rows (graphviz nodes titled rN_...): the current step's marked, each a link to its step
+  var rows = {};
+  Array.prototype.slice.call(document.querySelectorAll("#sequence-chart g.node")).forEach(function (g) {
+    var title = g.querySelector("title");
+    var m = title ? /^r(\\d+)_/.exec(title.textContent) : null;
+    if (!m) { return; }
+    var k = Number(m[1]);
+    (rows[k] = rows[k] || []).push(g);
+    g.classList.add("row");
+    g.addEventListener("click", function () { show(k); });
+  });
   function show(i) {
     current = Math.max(0, Math.min(steps.length - 1, i));
     steps.forEach(function (s, k) { s.hidden = k !== current; });
@@ -92,6 +106,9 @@ SCRIPT = """
     action.textContent = steps[current].getAttribute("data-action");
     previous.disabled = current === 0;
     next.disabled = current === steps.length - 1;
+    Object.keys(rows).forEach(function (k) {
+      rows[k].forEach(function (g) { g.classList.toggle("current", Number(k) === current); });
+    });
     document.body.setAttribute("data-current-step", String(current));
     if (location.hash !== "#step-" + current) { history.replaceState(null, "", "#step-" + current); }
   }

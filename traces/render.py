@@ -237,14 +237,72 @@ def run_dot(source: str, fmt: str) -> bytes:
         raise ConfigError(f"dot failed: {message[0] if message else f'exit code {e.returncode}'}") from None
 
 
-def render_trace(trace: Trace, out: str | Path, fmt: str, model: Any = None) -> Path:
+def compact_graph(trace: Trace, model: Any = None):
+    """The compact picture of a trace, the default: the violation at the top, the first state
+    drawn in full (the model's picture, else its table), then each step as its number, action
+    and only what it changed, as ``trace show`` lists it."""
+    import graphviz
+
+    from .trace import ABSENT, listed_changes
+
+    graph = graphviz.Digraph("trace", graph_attr={
+        "rankdir": "TB", "fontname": "Helvetica", "label": "<" + escape(trace.title) + ">", "labelloc": "t",
+        "nodesep": "0.2", "ranksep": "0.15", "bgcolor": "white",
+    }, node_attr={"shape": "plain", "fontname": "Helvetica", "fontsize": "11"},
+        edge_attr={"color": "#555555", "arrowsize": "0.6"})
+    names = []
+    if trace.verdict:
+        meaning = f'<BR ALIGN="LEFT"/><I>{escape(trace.meaning)}</I>' if trace.meaning else ""
+        graph.node("verdict", f'<<TABLE BORDER="0" CELLPADDING="6"><TR><TD ALIGN="LEFT" BALIGN="LEFT" BGCOLOR="{BAD}">'
+                              f'<FONT COLOR="white"><B>{escape(trace.verdict)}</B>{meaning}</FONT></TD></TR></TABLE>>')
+        names.append("verdict")
+    first = trace.steps[0]
+    drawn = pictures(Trace(trace.path, trace.meta, trace.variables, [first]), model)
+    body = drawn[0] if drawn else variables_table(first, None, trace.variables)
+    graph.node("s0", f'<<TABLE BORDER="1" COLOR="#555555" CELLBORDER="0" CELLSPACING="0" CELLPADDING="4">'
+                     f'<TR><TD ALIGN="LEFT" BGCOLOR="{HEADER}"><B>{first.number}</B>  {escape(first.label)}</TD></TR>'
+                     f'<TR><TD ALIGN="LEFT">{body}</TD></TR></TABLE>>')
+    names.append("s0")
+    last = len(trace.steps) - 1
+    for step in trace.steps[1:]:
+        previous = trace.steps[step.index - 1].values
+        rows = []
+        for variable in step.changed:
+            changes, more = listed_changes(previous.get(variable), step.values[variable])
+            for path, before, after in changes:
+                if before is ABSENT:
+                    change = f'<FONT COLOR="#1a7f37">+ {escape(format_value(after)[:LINE_WIDTH])}</FONT>'
+                elif after is ABSENT:
+                    change = f'<FONT COLOR="{BAD}">− {escape(format_value(before)[:LINE_WIDTH])}</FONT>'
+                else:
+                    change = (f'<FONT COLOR="{BAD}">{escape(format_value(before)[:LINE_WIDTH])}</FONT> → '
+                              f'<FONT COLOR="#1a7f37">{escape(format_value(after)[:LINE_WIDTH])}</FONT>')
+                rows.append(f'<TR><TD ALIGN="LEFT"><B>{escape(variable + path)}</B></TD><TD ALIGN="LEFT">{change}</TD></TR>')
+            if more:
+                rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="2"><I>… {more:,} more changes of {escape(variable)}</I></TD></TR>')
+        if not rows:
+            rows.append('<TR><TD ALIGN="LEFT" COLSPAN="2"><I>nothing changed</I></TD></TR>')
+        color = BAD if step.index == last and trace.verdict else "#555555"
+        graph.node(f"s{step.index}", f'<<TABLE BORDER="1" COLOR="{color}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3">'
+                                     f'<TR><TD ALIGN="LEFT" COLSPAN="2" BGCOLOR="{HEADER}"><B>{step.number}</B>  '
+                                     f'{escape(step.label)}</TD></TR>{"".join(rows)}</TABLE>>')
+        names.append(f"s{step.index}")
+    for a, b in zip(names, names[1:]):
+        graph.edge(a, b, style="invis" if a == "verdict" else "solid")
+    if trace.loop is not None:  # a lasso
+        graph.edge(f"s{last}", f"s{trace.loop}", label="<loop>", style="dashed", constraint="false")
+    return graph
+
+
+def render_trace(trace: Trace, out: str | Path, fmt: str, model: Any = None, compact: bool = True) -> Path:
     """Draw ``trace`` as ``fmt``.  A trace too big to draw (:func:`too_big_to_draw`) is bad
     input for ``.svg`` and ``.png``; its ``.dot`` source is still written."""
     reason = too_big_to_draw(trace) if fmt != "dot" else None
     if reason is not None:
         raise ConfigError(f"{trace.path} {reason}: write {Path(out).with_suffix('.dot').name} instead, "
                           "or read it with trace show")
-    return render_graph(trace_graph(trace, model), out, fmt)
+    graph = compact_graph(trace, model) if compact else trace_graph(trace, model)
+    return render_graph(graph, out, fmt)
 
 
 def svg_path_for(itf_path: str | Path) -> Path:
