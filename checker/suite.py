@@ -13,6 +13,7 @@ The suite names configs only; which model they load is decided as for any config
 from __future__ import annotations
 
 import importlib.resources
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +43,10 @@ def shipped_suite() -> str:
 
 
 def load_suite(path: str) -> list[SuiteEntry]:
-    """The entries of the suite file ``path``; bad input (one line) when it is not a suite."""
+    """The entries of the suite file ``path`` (or ``suite``/``suite.toml``: the shipped one, from
+    any directory); bad input (one line) when it is not a suite."""
+    if path in ("suite", SHIPPED_SUITE) and not os.path.exists(path):
+        path = shipped_suite()
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)

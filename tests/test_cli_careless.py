@@ -91,3 +91,12 @@ def test_a_deleted_working_directory_is_said_as_such_not_blamed_on_the_model(tmp
                         "--max-states 10", sys.executable], capture_output=True, text=True, timeout=120)
     assert (p.returncode, p.stdout) == (2, "")
     assert p.stderr == "kraftcheck: error: the current directory no longer exists: cd to one that does\n"
+
+
+def test_the_shipped_suite_is_named_from_any_directory(tmp_path, monkeypatch):
+    from kraftcheck.checker.suite import load_suite
+
+    monkeypatch.chdir(tmp_path)
+    entries = load_suite("suite")
+    assert len(entries) == 28 and entries[0].path.endswith(os.path.join("spec", "configs", "default.toml"))
+    assert load_suite("suite.toml") == entries
