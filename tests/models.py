@@ -6,6 +6,8 @@ Each is built by a factory ``FACTORY(config: dict)``, like any model the CLI che
 
 from __future__ import annotations
 
+from kraftcheck.examples.diehard import DieHard as ExampleDieHard
+
 
 def _reject_unknown(config: dict, known: dict) -> dict:
     unknown = sorted(set(config) - set(known))
@@ -14,40 +16,24 @@ def _reject_unknown(config: dict, known: dict) -> dict:
     return {**known, **config}
 
 
-class DieHard:
-    """The Die Hard jugs: a 3-gallon and a 5-gallon jug; can you measure exactly 4 gallons?
+class DieHard(ExampleDieHard):
+    """The Die Hard jugs (kraftcheck.examples.diehard), with settings from a config and a type
+    invariant: a 3-gallon and a 5-gallon jug; can you measure exactly 4 gallons?
 
     The invariant ``NotFourGallons`` claims the big jug never holds 4 gallons; the checker
-    refutes it with the shortest way of measuring them (7 states).
+    refutes it with the shortest way of measuring them (7 states).  Its invariants are lambdas:
+    a model without docstrings is shown by its names alone.
     """
 
-    actions = ["FillSmall", "FillBig", "EmptySmall", "EmptyBig", "SmallToBig", "BigToSmall"]
     mutants: dict[str, str] = {}
 
     def __init__(self, config: dict):
         cfg = _reject_unknown(config, {"small": 3, "big": 5, "goal": 4})
-        self.small_cap, self.big_cap, self.goal = cfg["small"], cfg["big"], cfg["goal"]
+        super().__init__(cfg["small"], cfg["big"], cfg["goal"])
         self.invariants = {
             "TypeOK": lambda s: 0 <= s[0] <= self.small_cap and 0 <= s[1] <= self.big_cap,
             "NotFourGallons": lambda s: s[1] != self.goal,
         }
-
-    def init_states(self):
-        return [(0, 0)]
-
-    def successors(self, s):
-        small, big = s
-        yield "FillSmall", (self.small_cap, big)
-        yield "FillBig", (small, self.big_cap)
-        yield "EmptySmall", (0, big)
-        yield "EmptyBig", (small, 0)
-        pour = min(small, self.big_cap - big)
-        yield "SmallToBig", (small - pour, big + pour)
-        pour = min(big, self.small_cap - small)
-        yield "BigToSmall", (small + pour, big - pour)
-
-    def describe(self, s):
-        return {"small": s[0], "big": s[1]}
 
 
 def diehard(config: dict | None = None) -> DieHard:
