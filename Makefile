@@ -5,12 +5,17 @@ BIN    := $(VENV)/bin
 # apt-get needs root: use sudo when not root and sudo exists.
 SUDO   := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null && echo sudo)
 
-.PHONY: run test install system-packages kafka-jars bench clean
+.PHONY: run test test-all install system-packages kafka-jars bench clean
 
 run: install            ## the main job: check the Kafka model at every shipped config (spec/suite.toml)
 	$(BIN)/kraftcheck check --suite spec/suite.toml
 
-test: install           ## the whole test suite, on every core (pytest-xdist)
+# `make test` leaves out the tests marked slow (TLC's agreement on every config, Spark, real
+# Kafka clusters, the wheel's build); CI (CI=true) and `make test-all` run them too.
+test: install           ## the test suite, on every core (pytest-xdist)
+	$(BIN)/python -m pytest -n auto $(if $(CI),,-m "not slow")
+
+test-all: install       ## every test, the slow ones too, as CI runs them
 	$(BIN)/python -m pytest -n auto
 
 install: $(VENV)/.installed system-packages kafka-jars

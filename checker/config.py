@@ -145,7 +145,10 @@ def shipped_config_path(name: str) -> str | None:
     if not name or os.sep in name or (os.altsep and os.altsep in name) or name.startswith("."):
         return None
     resource = importlib.resources.files("kraftcheck.spec").joinpath("configs", name if name.endswith(".toml") else f"{name}.toml")
-    return str(resource) if resource.is_file() else None
+    try:
+        return str(resource) if resource.is_file() else None
+    except (OSError, ValueError):  # a name no file system takes: read as given, and said so there
+        return None
 
 
 def read_config_file(path: str) -> str:

@@ -209,7 +209,7 @@ def test_junit_report_of_several_configs(tmp_path, suite):
     assert failure.get("type") == "NotFourGallons"
     shown = kraftcheck("trace", "show", str(tmp_path / "t" / "jugs_NotFourGallons.itf.json"), "--color", "never")
     assert failure.text == shown.stdout  # the trace as `trace show` prints it
-    assert failure.text.splitlines()[:2] == ["tests.models:diehard: NotFourGallons", "── 0/6 Init"]
+    assert failure.text.splitlines()[:2] == ["jugs.toml: NotFourGallons", "── 1/7 Init"]
     deadlock = cases[2].find("failure")
     assert (deadlock.get("message"), deadlock.get("type")) == ("deadlock reached; shortest trace: 6 states",
                                                                "Deadlock")

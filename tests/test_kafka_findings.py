@@ -38,6 +38,8 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from kraftcheck.checker.bfs import explore
 from kraftcheck.model import make_model
 from kraftcheck.model.state import ACKED, ASSIGN, KNOWN_EPOCH, NETWORK, RUNNING, STATUS
@@ -566,6 +568,7 @@ class WithoutGivingUp:
         return action[0] == "BrokerStarts" or all(set(a) <= set(b) for a, b in zip(s[ACKED], t[ACKED]))
 
 
+@pytest.mark.slow  # over 30 s: left to CI and `make test-all`
 def test_finding_8_with_elr_the_last_known_leader_is_elected_unclean_with_unclean_elections_off():
     """Broker 0, the ISR's only member, restarts in finding 3's window: with ELR the registration
     is an unclean shutdown (ISR and ELR empty, broker 0 the last known leader); its unfencing
@@ -708,6 +711,7 @@ def documents() -> dict[Path, dict]:
     return documents
 
 
+@pytest.mark.slow  # over 30 s: left to CI and `make test-all`
 def test_the_checked_in_traces_are_the_findings():
     for path, document in documents().items():
         assert json.loads(path.read_text()) == json.loads(json.dumps(document)), path.name

@@ -134,6 +134,7 @@ FINDING_10_END = [
 ]
 
 
+@pytest.mark.slow  # over 30 s: left to CI and `make test-all`
 def test_finding_10_a_stale_answer_loses_a_committed_record():
     result = check(config="recovery")
     assert [(v.name, v.length) for v in result.violations] == [("RecoveryToolKeepsCommitted", 29)]

@@ -108,6 +108,7 @@ def test_sessions_of_fenced_brokers_on_failover():
     assert (r410.verdict, r410.distinct_states) == ("ok", 52444)
 
 
+@pytest.mark.slow  # over 30 s: left to CI and `make test-all`
 def test_disklost44_does_not_need_the_session_timeout_window():
     """Finding 7 under 4.4.0's rules needs no registration between a session's expiry and the
     controller's deferred fencing (QuorumController's maybeFenceStaleBroker, every session

@@ -3,6 +3,8 @@ ways to ask for it, and what unclean elections do not change (findings 3, 5 and 
 
 from __future__ import annotations
 
+import pytest
+
 from .test_kafka_findings import check, labels, make_model, settings, violation
 
 
@@ -30,6 +32,7 @@ def test_without_unclean_elections_the_same_bounds_give_nothing_up():
     assert check(config="unclean", unclean_election="off", mutant="unclean_not_recovering").verdict == "ok"
 
 
+@pytest.mark.slow  # over 30 s: left to CI and `make test-all`
 def test_uncleantopic_takes_the_periodic_election_past_findings_3_5_and_7():
     """With a restart too, the controller's periodic election has a leaderless partition to elect
     for (finding 5's assignment leaves one); unclean elections keep nothing a clean one loses."""

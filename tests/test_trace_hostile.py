@@ -161,7 +161,7 @@ def test_replay_escapes_step_labels_and_the_source(capsys, kafka_document, tmp_p
 def test_nul_and_escape_draw_in_the_kafka_picture(capsys, kafka_document, tmp_path):
     trace = written(tmp_path / "t.itf.json", hostile_kafka(kafka_document))
     out = tmp_path / "t.svg"
-    code, stdout, err = run(capsys, "trace", "render", trace, "-o", out)
+    code, stdout, err = run(capsys, "trace", "render", trace, "-o", out, "--style", "state")
     assert (code, stdout, err) == (0, f"wrote {out}\n", "")  # the Kafka picture, no note: dot took it
     text = out.read_text()
     assert not UNSAFE.search(text)
@@ -178,7 +178,7 @@ def test_the_page_holds_no_raw_control_characters(capsys, kafka_document, tmp_pa
     assert (code, err) == (0, f"kraftcheck: note: no sequence chart in the page: the model's sequence chart does not "
                               f"take {trace}: '\\x1b[31mred\\x00 \\u202eright-to-left' names no broker of this run\n")
     page = out.read_text()
-    assert not UNSAFE.search(page) and "sequence-chart" not in page
+    assert not UNSAFE.search(page) and 'id="sequence-chart"' not in page
     assert f'data-action="{SHOWN_LABEL}"' in page and "\\x1b[31mred\\x00 \\u202eright-to-left" in page
 
 
@@ -326,7 +326,7 @@ def test_a_malformed_kafka_value_is_drawn_as_a_table(capsys, tmp_path, kafka_doc
     path = written(tmp_path / "t.itf.json", edited(kafka_document, lambda d: d["states"][3].update(brokerStatus=7)))
     note = (f"kraftcheck: note: drawing the variables only: the model's picture does not take state 4 of {path}: "
             "not a state of the Kafka model (TypeError: object of type 'int' has no len())\n")
-    code, out, err = run(capsys, "trace", "render", path, "-o", tmp_path / "t.svg")
+    code, out, err = run(capsys, "trace", "render", path, "-o", tmp_path / "t.svg", "--style", "state")
     assert (code, out, err) == (0, f"wrote {tmp_path / 't.svg'}\n", note)
     texts = ["".join(t.itertext()) for t in ET.parse(tmp_path / "t.svg").getroot().iter(f"{SVG}text")]
     assert "brokerStatus" in texts and "broker 0" not in texts  # tables, not the Kafka picture

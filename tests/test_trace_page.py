@@ -153,6 +153,7 @@ def test_trace_content_is_shown_as_text_and_never_runs(open_page, capsys, tmp_pa
     assert events == []
 
 
+@pytest.mark.slow  # over 30 s: left to CI and `make test-all`
 def test_kafka_pages_step_through_to_the_violation(open_page, capsys, tmp_path):
     """For every mutant: the page of its first trace opens and steps to the end."""
     open_, events = open_page
