@@ -192,3 +192,23 @@ def test_the_page_holds_the_chart(tmp_path):
     bare = tmp_path / "bare.html"
     assert kraftcheck("trace", "html", FINDING_1, "-o", bare, "--no-picture").returncode == 0
     assert 'id="sequence-chart"' not in bare.read_text()
+
+
+def test_the_chart_hook_gets_each_whole_step():
+    """Action, values, parameters and label: what the trace says of each step."""
+    seen = []
+
+    class Recorder:
+        def sequence(self, steps):
+            seen.extend(steps)
+            return {"lanes": ["a"], "messages": [], "notes": []}
+
+    trace = load_trace(FINDING_1)
+    chart_of(trace, Recorder())
+    assert len(seen) == len(trace.steps) == 16
+    assert [type(step).__name__ for step in seen[:1]] == ["ChartStep"]
+    assert (seen[0].action, seen[0].params, seen[0].label) == ("Init", [], "Init")
+    registration = seen[3]
+    assert registration.action == "ControllerHandlesRegistration"
+    assert registration.params == trace.steps[3].params and len(registration.params) == 1
+    assert registration.label == trace.steps[3].label and registration.values == trace.steps[3].values
