@@ -1,4 +1,4 @@
-"""spark-submit the cluster way: the README's commands, verbatim, on a standalone master with two
+"""spark-submit the cluster way: the reference's commands (docs/reference.md), verbatim, on a standalone master with two
 one-core workers on 127.0.0.1 whose executors run a Python without kraftcheck (a venv with only
 what the executors import), against the local engine; and the one line a task that cannot
 import kraftcheck becomes."""
@@ -24,8 +24,8 @@ MUTANT = "keep_offline_replica_in_isr"
 
 
 def readme_block(containing: str) -> str:
-    """The README's ``sh`` block that holds ``containing``, as it stands."""
-    blocks = re.findall(r"^```sh\n(.*?)^```$", (REPO / "README.md").read_text(), re.M | re.S)
+    """The ``sh`` block of the reference (docs/reference.md, once the README's) that holds ``containing``, as it stands."""
+    blocks = re.findall(r"^```sh\n(.*?)^```$", (REPO / "docs" / "reference.md").read_text(), re.M | re.S)
     [block] = [b for b in blocks if containing in b]
     return block
 
