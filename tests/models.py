@@ -160,7 +160,12 @@ class Slow:
 
         if self.describing:
             _touch(self.describing)
-        time.sleep(self.describe_ms / 1000)
+        # Slices, not one long sleep: a signal that lands between the file's creation and the
+        # sleep's system call runs its handler only at the next bytecode boundary, which one
+        # ten-minute sleep would put ten minutes away (a loaded machine makes that window wide).
+        deadline = time.monotonic() + self.describe_ms / 1000
+        while time.monotonic() < deadline:
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
         return {"count": s, "payload": list(range(self.payload))}
 
 
