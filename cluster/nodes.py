@@ -58,8 +58,11 @@ class ClusterSpec:
     session_timeout_ms: int = 4000
     #: broker.heartbeat.interval.ms
     heartbeat_interval_ms: int = 500
-    #: replica.lag.time.max.ms: a follower that has not caught up for this long leaves the ISR
-    replica_lag_ms: int = 3000
+    #: replica.lag.time.max.ms: a follower that has not caught up for this long leaves the ISR.
+    #: Kafka's default: the model abstracts the lag time as long enough for a follower that still
+    #: fetches to catch up, and a shorter one lets a loaded machine (a move's copy, a busy core)
+    #: push a fetching follower out and back in, two partition epochs the model never takes
+    replica_lag_ms: int = 30000
     #: log.dir.failure.timeout.ms: a broker whose directory failure is unacknowledged this long stops
     dir_failure_timeout_ms: int = 30000
     #: replica.alter.log.dirs.io.max.bytes.per.second, set on every broker as a dynamic config
