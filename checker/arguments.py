@@ -34,3 +34,29 @@ def workers_count(text: str) -> int:
         return positive(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
+
+
+def seed(text: str) -> int:
+    """``--seed``: a non-negative integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def duration(text: str) -> float:
+    """``--time``: seconds, or a number with the unit s, m or h (``90``, ``90s``, ``5m``, ``1h``)."""
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _UNITS else (text, "s")
+    try:
+        value = float(number) * _UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a duration such as 90, 90s, 5m or 1h, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive duration, got {text!r}")
+    return value

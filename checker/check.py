@@ -250,7 +250,7 @@ def _plain_action_label(action) -> str:
     return action_name(action) + (f"({', '.join(map(str, params))})" if params else "")
 
 
-def _action_labeller(model):
+def action_labeller(model):
     """A function from action to its label: the model's ``describe_action``, and when that
     raises, one line on stderr and the plain label for the rest of the report."""
     describe_action = getattr(model, "describe_action", None)
@@ -282,7 +282,7 @@ def report(model, result: Result, trace_paths: dict[str, str | None], *, quiet: 
     A violation of a property in ``expected`` (a suite's finding) is said as expected, not as an error."""
     from kraftcheck.traces.render import svg_path_for
 
-    describe_action = _action_labeller(model)
+    describe_action = action_labeller(model)
     for cx in result.counterexamples:
         kind = "expected" if cx.name in expected else "error"
         print(f"{kind}: {finding_text(cx)}; shortest trace: {cx.length} states", file=out)

@@ -18,7 +18,7 @@ import argparse
 import os
 import sys
 
-from .arguments import ENGINES, engine, positive, workers_count
+from .arguments import ENGINES, duration, engine, positive, seed, workers_count
 from .check import check_single
 from .listing import run_list
 from .config import ConfigError, ModelFailed
@@ -110,6 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "(spec/suite.toml: every shipped config)")
     check.set_defaults(run=run_check)
 
+    from .simulate import register as register_simulate
+
+    register_simulate(commands, model_source, positive=positive, seed=seed, duration=duration, engine=engine,
+                      engines=ENGINES)
+
     from .mutants import register as register_mutants
 
     register_mutants(commands, model_source)
@@ -160,7 +165,7 @@ def _run(argv: list[str] | None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise UsageError("a command is required: check, mutants, prove, conform, cluster, list, trace, graph or spark-package "
+            raise UsageError("a command is required: check, simulate, mutants, prove, conform, cluster, list, trace, graph or spark-package "
                              "(see 'kraftcheck --help')")
         return _run_command(args)
     except (UsageError, ConfigError, TraceFormatError, MissingExtra) as e:

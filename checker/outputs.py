@@ -136,8 +136,10 @@ def trace_file_name(config: CheckConfig, name: str) -> str:
     return f"{config.run_label}_{safe_name}.itf.json"
 
 
-def write_traces(model, config: CheckConfig, result: Result, trace_dir: Path, *, picture: bool = True) -> dict[str, str | None]:
+def write_traces(model, config: CheckConfig, result: Result, trace_dir: Path, *, picture: bool = True,
+                 meta_for=None) -> dict[str, str | None]:
     """Write every counterexample as ITF; return invariant name -> path (None: not written).
+    ``meta_for(counterexample)``: more ``#meta`` entries for its trace (a simulation's walk).
 
     A trace that cannot be written (the disk, or the model's ``describe`` raising) is one
     line on stderr; the others are written all the same."""
@@ -150,7 +152,7 @@ def write_traces(model, config: CheckConfig, result: Result, trace_dir: Path, *,
         path = trace_dir / trace_file_name(config, cx.name)
         paths[cx.name] = None
         try:
-            write_counterexample(path, model, cx, meta)
+            write_counterexample(path, model, cx, {**meta, **(meta_for(cx) if meta_for else {})})
         except KeyboardInterrupt:
             raise
         except OSError as e:

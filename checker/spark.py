@@ -304,7 +304,7 @@ class _WarmUp:
         self.thread.join()
 
 
-def _driver_paths() -> tuple[str, ...]:
+def driver_paths() -> tuple[str, ...]:
     """Where the driver finds modules that executors on this machine may need too (a model
     module in the working directory or on PYTHONPATH)."""
     paths = [os.getcwd()]
@@ -319,14 +319,14 @@ def _takes_arrow_tables() -> bool:
     return int(pyspark.__version__.split(".")[0]) >= 4
 
 
-def _row_type():
-    """ROW_SCHEMA as a StructType, built in Python: given as a DDL string, the schema would be
-    parsed by the JVM's SQL parser at every level."""
+def row_type_of(schema: str):
+    """A DDL schema (``"name type, ..."``) as a StructType, built in Python: given as a DDL
+    string, the schema would be parsed by the JVM's SQL parser at every level."""
     from pyspark.sql import types as T
 
     types = {"tinyint": T.ByteType, "int": T.IntegerType, "bigint": T.LongType, "string": T.StringType,
              "binary": T.BinaryType}
-    return T.StructType([T.StructField(name, types[kind]()) for name, kind in map(str.split, ROW_SCHEMA.split(","))])
+    return T.StructType([T.StructField(name, types[kind]()) for name, kind in map(str.split, schema.split(","))])
 
 
 class _SparkSearch:
@@ -340,7 +340,7 @@ class _SparkSearch:
         self.is_note = ~F.col("kind").isin(*BLOCK_KINDS)
         note = F.struct("kind", "fp", "parent", "ordinal", "action", "n", "level")
         self.notes = F.collect_list(F.when(self.is_note, note)).alias("notes")
-        self.row_type = _row_type()
+        self.row_type = row_type_of(ROW_SCHEMA)
         self.handle = handle
         self.spark = handle.spark
         self.config = config
@@ -354,7 +354,7 @@ class _SparkSearch:
         self.step_names = list(getattr(model, "action_invariants", None) or {})
         self.job = Job(
             config_json=job_config(config),
-            paths=_driver_paths(),
+            paths=driver_paths(),
             check_deadlock=check_deadlock,
             fail_once=os.environ.get(FAIL_ONCE_ENV) or None,
         )

@@ -544,7 +544,7 @@ def test_models_that_break_the_protocol(tmp_path, command, model, message):
 def test_no_command_is_a_usage_error():
     p = kraftcheck()
     assert (p.returncode, p.stdout) == (2, "")
-    assert error_line(p) == ("kraftcheck: error: a command is required: check, mutants, prove, conform, cluster, list, trace, graph or "
+    assert error_line(p) == ("kraftcheck: error: a command is required: check, simulate, mutants, prove, conform, cluster, list, trace, graph or "
                              "spark-package "
                              "(see 'kraftcheck --help')")
 

@@ -39,6 +39,20 @@ def register(commands) -> None:
     model_options(replay)
     replay.set_defaults(run=_guarded(run_replay))
 
+    minimize = actions.add_parser(
+        "minimize", help="the shortest run to the same violation: a search near the trace, then delta debugging",
+        description="Find a shorter run of TRACE's model to a violation of the same property: a breadth-first "
+                    "search through the states within --radius steps of the trace's, then delta debugging over "
+                    "the steps, every candidate checked by running the model. Writes a trace that replays.")
+    minimize.add_argument("trace", metavar="TRACE")
+    minimize.add_argument("-o", "--output", metavar="OUT.itf.json",
+                          help="where the shorter trace goes (default: TRACE's name with .min.itf.json)")
+    minimize.add_argument("--radius", type=int, default=None, metavar="K",
+                          help="search the states within K steps of the trace's (default: 2; 0 searches the "
+                               "trace's own states only)")
+    model_options(minimize)
+    minimize.set_defaults(run=_guarded(run_minimize))
+
     show = actions.add_parser("show", help="print the trace: each step's action and what changed")
     show.add_argument("trace", metavar="TRACE")
     show.add_argument("--color", choices=("auto", "always", "never"), default="auto",
@@ -95,6 +109,54 @@ def run_replay(args) -> int:
         return EXIT_INVALID_TRACE
     print(visible(f"valid: {report.states} states, every step a legal transition of {report.model}; {report.ending}"))
     return 0
+
+
+def run_minimize(args) -> int:
+    from kraftcheck.checker.result import Counterexample
+
+    from .counterexample import write_counterexample
+    from .minimize import DEFAULT_RADIUS, TooWide, minimize, violation_test
+    from .replay import ReplayFailed, concrete_run, model_for, replay
+    from .text import excerpt, visible
+    from .trace import load_trace
+
+    lenient_stdout()
+    radius = DEFAULT_RADIUS if args.radius is None else args.radius
+    if radius < 0:
+        raise ConfigError(f"--radius is a number of steps, 0 or more, not {radius}")
+    output = args.output or _minimized_name(args.trace)
+    refuse_replacing([args.trace], [("-o", output)])
+    trace = load_trace(args.trace)
+    kind, name = trace.meta.get("kind"), trace.meta.get("invariant")
+    if not trace.written_by_kraftcheck or kind not in ("invariant", "action", "deadlock"):
+        raise ConfigError(f"{args.trace} is no counterexample of kraftcheck's: it names no violated property to keep")
+    model_ref, model = model_for(trace, args.model, args.overrides)
+    try:
+        model_code(replay, trace, model, model_ref)
+    except ReplayFailed as e:
+        print(visible(f"invalid: {e}"))
+        return EXIT_INVALID_TRACE
+    start, steps = model_code(concrete_run, trace, model)
+    try:
+        found = model_code(minimize, model, start, steps, violation_test(model, kind, name), radius)
+    except TooWide as e:
+        raise ConfigError(str(e)) from None
+    meta = {"model": model_ref, "config": trace.meta.get("config", {}),
+            "minimized": {"from": str(args.trace), "states": found.original}}
+    cx = Counterexample(kind, name, [(None, found.start), *found.steps])
+    try:
+        model_code(write_counterexample, output, model, cx, meta)
+    except OSError as e:
+        raise ConfigError(f"cannot write {output}: {e.strerror or e}") from None
+    print(visible(f"{found.original} states to {found.length}: the search within {radius} steps of the trace found "
+                  f"{found.after_search}, delta debugging left {found.length}; {excerpt(name)} is still violated"))
+    print(visible(f"wrote {output}"))
+    return 0
+
+
+def _minimized_name(path: str) -> str:
+    base = path[:-len(".itf.json")] if path.endswith(".itf.json") else path
+    return base + ".min.itf.json"
 
 
 def lenient_stdout() -> None:
