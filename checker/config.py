@@ -140,15 +140,24 @@ def _setting_text(value: Any) -> str:
     return str(value)
 
 
+#: Where shipped configs are found by name: the exhaustive ones, then those only simulated.
+SHIPPED_CONFIG_FOLDERS = ("configs", "simulation")
+
+
 def shipped_config_path(name: str) -> str | None:
-    """The installed path of the shipped config ``name`` (``ci`` or ``ci.toml``), or None."""
+    """The installed path of the shipped config ``name`` (``ci`` or ``ci.toml``; ``three``, a
+    config for simulation), or None."""
     if not name or os.sep in name or (os.altsep and os.altsep in name) or name.startswith("."):
         return None
-    resource = importlib.resources.files("kraftcheck.spec").joinpath("configs", name if name.endswith(".toml") else f"{name}.toml")
-    try:
-        return str(resource) if resource.is_file() else None
-    except (OSError, ValueError):  # a name no file system takes: read as given, and said so there
-        return None
+    file_name = name if name.endswith(".toml") else f"{name}.toml"
+    for folder in SHIPPED_CONFIG_FOLDERS:
+        resource = importlib.resources.files("kraftcheck.spec").joinpath(folder, file_name)
+        try:
+            if resource.is_file():
+                return str(resource)
+        except (OSError, ValueError):  # a name no file system takes: read as given, and said so there
+            return None
+    return None
 
 
 def read_config_file(path: str) -> str:

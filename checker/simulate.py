@@ -19,6 +19,7 @@ from .errors import EXIT_MODEL_FAILED, UsageError, error, model_failure
 from .extras import require
 from .outputs import DEFAULT_TRACE_DIR, check_outputs, json_summary, refuse_replacing, write_summary, write_traces
 from .protocol import ModelProtocolError
+from .result import DEADLOCK_NAME
 from .signals import Figures, note_figures
 from .simulation import TIME_UP, SimulationProgress, SimulationResult, simulate
 
@@ -55,6 +56,9 @@ def register(commands, model_source, *, positive, seed, duration, engine, engine
                                       "(default: $SPARK_MASTER, else local[*])")
     simulate_parser.add_argument("--replay-walk", type=int, metavar="I",
                                  help="take walk I of --seed alone and print its steps")
+    simulate_parser.add_argument("--expect", action="append", default=[], metavar="PROPERTY",
+                                 help="a property whose violation is expected (a known finding): said as expected, and "
+                                      "exit 0 when the walks meet only expected violations; repeat for several")
     simulate_parser.add_argument("--continue", dest="keep_going", action="store_true",
                                  help="keep walking after a violation; report the shortest trace found of each")
     simulate_parser.add_argument("--no-deadlock", action="store_true", help="do not report states without successors")
@@ -79,6 +83,7 @@ def run_simulate(args) -> int:
         require("spark", "--engine spark")
     config = load_config(args.config, args.model, args.overrides)
     model = build_model(config)
+    _check_expected(model, args.expect)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     walks = 1 if args.replay_walk is not None else args.walks or (sys.maxsize if args.time else DEFAULT_WALKS)
     depth = args.depth or config.check.get("max_depth") or DEFAULT_DEPTH
@@ -104,8 +109,18 @@ def run_simulate(args) -> int:
                                meta_for=lambda cx: {"walk": {"seed": seed, "index": result.walk_of[(cx.kind, cx.name)]}})
     if args.json:
         write_summary(args.json, json_summary(result, config, options, trace_paths))
-    _report(model, result, trace_paths, quiet=args.quiet, replayed=args.replay_walk)
+    _report(model, result, trace_paths, quiet=args.quiet, replayed=args.replay_walk, expected=tuple(args.expect))
+    found = result.counterexamples
+    if found and all(cx.name in args.expect for cx in found):
+        return 0
     return result.exit_code
+
+
+def _check_expected(model, expected: list[str]) -> None:
+    known = [*model.invariants, *(getattr(model, "action_invariants", None) or {}), DEADLOCK_NAME]
+    for name in expected:
+        if name not in known:
+            raise UsageError(f"--expect {name}: the model checks no property of that name (known: {', '.join(known)})")
 
 
 def _run_engine(args, config, model, walks: int, depth: int, seed: int, options: dict) -> SimulationResult:
@@ -144,7 +159,8 @@ class _PlainProgress:
                   f"{rate:,.0f} steps/s  {p.elapsed_s:,.0f} s", file=sys.stderr, flush=True)
 
 
-def _report(model, result: SimulationResult, trace_paths: dict, *, quiet: bool, replayed: int | None) -> None:
+def _report(model, result: SimulationResult, trace_paths: dict, *, quiet: bool, replayed: int | None,
+            expected: tuple[str, ...] = ()) -> None:
     out = sys.stdout
     label = action_labeller(model)
     if replayed is not None and not quiet:
@@ -153,7 +169,8 @@ def _report(model, result: SimulationResult, trace_paths: dict, *, quiet: bool, 
             print(f"  {i:>3}  {label(action)}", file=out)
     for cx in result.counterexamples:
         walk = result.walk_of[(cx.kind, cx.name)]
-        print(f"error: {finding_text(cx)}; shortest trace found: {cx.length} states (walk {walk} of seed {result.seed})",
+        kind = "expected" if cx.name in expected else "error"
+        print(f"{kind}: {finding_text(cx)}; shortest trace found: {cx.length} states (walk {walk} of seed {result.seed})",
               file=out)
         if not quiet and replayed is None:
             for i, (action, _) in enumerate(cx.trace, start=1):

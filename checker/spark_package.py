@@ -26,8 +26,8 @@ from .config import ConfigError
 
 #: The packages of the distribution, as pyproject.toml lists them (a test holds them equal).
 PACKAGES = ("kraftcheck", "kraftcheck.checker", "kraftcheck.examples", "kraftcheck.model", "kraftcheck.proofs", "kraftcheck.traces", "kraftcheck.spec",
-            "kraftcheck.spec.configs", "kraftcheck.spec.findings", "kraftcheck.spec.scenarios", "kraftcheck.conform",
-            "kraftcheck.cluster", "kraftcheck.harness", "kraftcheck.harness.src.main.java.org.apache.kafka.controller")
+            "kraftcheck.spec.configs", "kraftcheck.spec.findings", "kraftcheck.spec.scenarios", "kraftcheck.spec.simulation",
+            "kraftcheck.conform", "kraftcheck.cluster", "kraftcheck.harness", "kraftcheck.harness.src.main.java.org.apache.kafka.controller")
 #: Files other than modules that a package carries, as pyproject.toml's package-data: the
 #: configs, so that ``check`` without a config file finds the embedded default in the zip too.
 PACKAGE_DATA = {
@@ -35,6 +35,7 @@ PACKAGE_DATA = {
     "kraftcheck.spec.configs": ("*.toml",),
     "kraftcheck.spec.findings": ("*.itf.json",),
     "kraftcheck.spec.scenarios": ("*.toml",),
+    "kraftcheck.spec.simulation": ("*.toml",),
     "kraftcheck.harness": ("pom.xml", "README.md"),
     "kraftcheck.harness.src.main.java.org.apache.kafka.controller": ("*.java",),
 }

@@ -30,8 +30,9 @@ def test_the_wheel_builds_without_warnings_and_holds_the_data(tmp_path):
     configs = {f"kraftcheck/spec/configs/{path.name}" for path in (REPO / "spec" / "configs").glob("*.toml")}
     findings = {f"kraftcheck/spec/findings/{path.name}" for path in (REPO / "spec" / "findings").glob("*.itf.json")}
     scenarios = {f"kraftcheck/spec/scenarios/{path.name}" for path in (REPO / "spec" / "scenarios").glob("*.toml")}
-    assert configs and findings and len(scenarios) == 8
-    assert configs | findings | scenarios | {"kraftcheck/spec/KRaftJBOD.tla", "kraftcheck/spec/README.md",
+    simulated = {f"kraftcheck/spec/simulation/{path.name}" for path in (REPO / "spec" / "simulation").glob("*.toml")}
+    assert configs and findings and len(scenarios) == 8 and simulated
+    assert configs | findings | scenarios | simulated | {"kraftcheck/spec/KRaftJBOD.tla", "kraftcheck/spec/README.md",
                                  "kraftcheck/spec/ci.cfg"} <= names
     # the Java harness, compiled where conform runs
     java = {f"kraftcheck/harness/src/main/java/org/apache/kafka/controller/{path.name}"

@@ -217,3 +217,24 @@ def test_chunk_ranges_cover_every_walk_once():
         indices = [i for first, count in ranges for i in range(first, first + count)]
         assert indices == list(range(walks))
         assert max(c for _, c in ranges) - min(c for _, c in ranges) <= 1
+
+
+def test_three_brokers_by_name_and_an_expected_finding(tmp_path):
+    """spec/simulation/three.toml, by its name: walk 292 of seed 1 meets finding 2's
+    FencedUntilAssigned; expected, it is said so and the exit code is 0."""
+    args = ["simulate", "three", "--walks", "300", "--seed", "1", "--quiet", "--no-picture",
+            "--trace-dir", str(tmp_path / "out")]
+    p = kraftcheck(*args)
+    assert p.returncode == 13, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == ("error: step property FencedUntilAssigned is violated; shortest trace found: 29 states "
+                        "(walk 292 of seed 1)")
+    assert TIMING.sub("T", lines[2]) == "293 walks, 5,355 steps, 3,933 distinct states, longest walk 32 states, T"
+    expected = kraftcheck(*args, "--expect", "FencedUntilAssigned")
+    assert expected.returncode == 0, expected.stdout
+    assert expected.stdout.splitlines()[0] == lines[0].replace("error:", "expected:")
+    assert kraftcheck("trace", "replay", str(tmp_path / "out" / "three_FencedUntilAssigned.itf.json")).returncode == 0
+    unknown = kraftcheck(*args, "--expect", "Nope")
+    assert (unknown.returncode, unknown.stdout) == (2, "")
+    assert unknown.stderr.startswith("kraftcheck: error: --expect Nope: the model checks no property of that name "
+                                     "(known: LeaderOnOnlineDir, ")

@@ -39,6 +39,7 @@ def test_the_zip_holds_every_module_and_config_as_a_wheel_lays_them_out(tmp_path
     expected += [f"kraftcheck/spec/configs/{f.name}" for f in (REPO / "spec" / "configs").glob("*.toml")]
     expected += [f"kraftcheck/spec/findings/{f.name}" for f in (REPO / "spec" / "findings").glob("*.itf.json")]
     expected += [f"kraftcheck/spec/scenarios/{f.name}" for f in (REPO / "spec" / "scenarios").glob("*.toml")]
+    expected += [f"kraftcheck/spec/simulation/{f.name}" for f in (REPO / "spec" / "simulation").glob("*.toml")]
     expected += [f"kraftcheck/spec/{f.name}" for f in (REPO / "spec").iterdir() if f.suffix in (".tla", ".cfg")]
     expected += ["kraftcheck/spec/README.md", "kraftcheck/spec/suite.toml"]
     expected += ["kraftcheck/harness/pom.xml", "kraftcheck/harness/README.md"]
