@@ -1,10 +1,12 @@
 """Simulation's throughput: the local engine, then Spark on local[1] and local[2], the same
 walks of the same seed each time (their figures must agree, and this checks that they do).
 
-    .venv/bin/python bench/spark_simulation.py [CONFIG] [--walks N] [--depth D] [--seed S]
+    .venv/bin/python bench/spark_simulation.py [CONFIG] [--walks N] [--depth D] [--seed S] [--standalone]
 
-Prints walks/s and steps/s of each, and local[2]'s speed-up over local[1].  Each Spark figure
-includes the session's start (a JVM, a Python worker per core), as a user's run does.
+Prints walks/s and steps/s of each, and local[2]'s speed-up over local[1]; with
+``--standalone``, also a standalone cluster on 127.0.0.1 of two workers with one core each (as
+the tests start it).  Each Spark figure includes the session's start (a JVM, a Python worker
+per core), as a user's run does.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def main() -> None:
     parser.add_argument("--walks", type=int, default=20_000)
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--standalone", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     config = load_config(args.config)
@@ -41,11 +44,22 @@ def main() -> None:
     started = time.perf_counter()
     local = simulate(model, **options)
     rows.append(("local engine", time.perf_counter() - started, local))
-    for master in ("local[1]", "local[2]"):
+    def on_spark(name: str, master: str) -> None:
         started = time.perf_counter()
         result = simulate_spark(config, model, master=master, **options)
-        rows.append((f"spark {master}", time.perf_counter() - started, result))
+        rows.append((name, time.perf_counter() - started, result))
         assert figures(result) == figures(local), (master, figures(result), figures(local))
+
+    for master in ("local[1]", "local[2]"):
+        on_spark(f"spark {master}", master)
+    if args.standalone:
+        import tempfile
+        from pathlib import Path
+
+        from tests.spark_helpers import standalone_cluster
+
+        with tempfile.TemporaryDirectory() as logs, standalone_cluster(Path(logs), workers=2, cores=1) as (url, _):
+            on_spark("spark standalone, 2 workers x 1 core", url)
     print(f"{args.config}: {local.walks:,} walks of at most {args.depth} states, seed {args.seed}: "
           f"{local.steps:,} steps, {local.distinct_states:,} distinct states; the same on every engine\n")
     print("| engine | seconds | walks/s | steps/s |")

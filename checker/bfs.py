@@ -403,3 +403,16 @@ class Search:
         r.level_seconds = level_seconds
         r.memory_bytes = self.memory_bytes()
         return r
+
+
+class OnlyProperty:
+    """``model`` with one of its properties checked, and no other: a search of it stops at that
+    property's shortest violation (what a minimised trace is held to)."""
+
+    def __init__(self, model, kind: str, name: str):
+        self._model = model
+        self.invariants = {name: model.invariants[name]} if kind == "invariant" else {}
+        self.action_invariants = {name: model.action_invariants[name]} if kind == "action" else {}
+
+    def __getattr__(self, name: str):
+        return getattr(self._model, name)

@@ -56,6 +56,10 @@ def register(commands, model_source, *, positive, seed, duration, engine, engine
                                       "(default: $SPARK_MASTER, else local[*])")
     simulate_parser.add_argument("--replay-walk", type=int, metavar="I",
                                  help="take walk I of --seed alone and print its steps")
+    simulate_parser.add_argument("--pick", choices=("action", "step"), default="action",
+                                 help="how a walk picks its next step: action, an enabled action's name first, "
+                                      "uniformly, then one of its steps (the default); step, uniformly among all "
+                                      "enabled steps")
     simulate_parser.add_argument("--expect", action="append", default=[], metavar="PROPERTY",
                                  help="a property whose violation is expected (a known finding): said as expected, and "
                                       "exit 0 when the walks meet only expected violations; repeat for several")
@@ -92,7 +96,7 @@ def run_simulate(args) -> int:
     refuse_replacing([config.source], [("--json", args.json)], [(config, model)], trace_dir)
     options = {"walks": None if walks == sys.maxsize else walks, "depth": depth, "seed": seed, "time_s": args.time,
                "check_deadlock": not args.no_deadlock and config.check.get("deadlock", True),
-               "stop_on_violation": not (args.keep_going or config.check.get("continue", False))}
+               "stop_on_violation": not (args.keep_going or config.check.get("continue", False)), "pick": args.pick}
     if not args.quiet:
         print(f"simulating {config.model} with {config.source or 'no config file'}: {_plan(options, args.replay_walk)}, "
               f"seed {seed}", flush=True)
@@ -106,7 +110,8 @@ def run_simulate(args) -> int:
     note_figures(Figures(result.distinct_states, result.generated_states, result.depth, result.elapsed_s,
                          result.verdict))
     trace_paths = write_traces(model, config, result, trace_dir, picture=not args.no_picture,
-                               meta_for=lambda cx: {"walk": {"seed": seed, "index": result.walk_of[(cx.kind, cx.name)]}})
+                               meta_for=lambda cx: {"walk": {"seed": seed, "index": result.walk_of[(cx.kind, cx.name)],
+                                                            "pick": args.pick}})
     if args.json:
         write_summary(args.json, json_summary(result, config, options, trace_paths))
     _report(model, result, trace_paths, quiet=args.quiet, replayed=args.replay_walk, expected=tuple(args.expect))
@@ -129,11 +134,11 @@ def _run_engine(args, config, model, walks: int, depth: int, seed: int, options:
 
         return simulate_spark(config, model, master=args.spark_master, walks=walks, depth=depth, seed=seed,
                               time_limit_s=args.time, check_deadlock=options["check_deadlock"],
-                              stop_on_violation=options["stop_on_violation"])
+                              stop_on_violation=options["stop_on_violation"], by_action=args.pick == "action")
     return simulate(model, walks=walks, depth=depth, seed=seed, time_limit_s=args.time,
                     first_walk=args.replay_walk or 0, check_deadlock=options["check_deadlock"],
                     stop_on_violation=options["stop_on_violation"], progress=None if args.quiet else _PlainProgress(),
-                    keep_last_walk=args.replay_walk is not None)
+                    keep_last_walk=args.replay_walk is not None, by_action=args.pick == "action")
 
 
 def _plan(options: dict, replayed: int | None) -> str:

@@ -1,9 +1,10 @@
 """Seeded simulation: random walks that check every invariant and step property on each state
 and step they reach, for state spaces too large to exhaust (TLC's ``-simulate``).
 
-Walk ``i`` of seed ``s`` is :func:`.walk.random_walk`'s: uniform over the enabled steps, so the
-same seed and index give the same walk in every process and run, and ``--replay-walk i`` runs
-one again.  A walk ends at its depth bound, at a state with no successor, or at its first
+Walk ``i`` of seed ``s`` is :func:`.walk.random_walk`'s, each step an enabled action's name
+first, uniformly, then one of its steps (``by_action``; without it, uniformly among all enabled
+steps, where an action with many parameters crowds out one with few), so the same seed and
+index give the same walk in every process and run, and ``--replay-walk i`` runs one again.  A walk ends at its depth bound, at a state with no successor, or at its first
 violation.  Distinct states are counted by fingerprint (the model's symmetry reduction
 applied), as the breadth-first search counts them.
 
@@ -83,7 +84,7 @@ class Chunk:
 def simulate(model, *, walks: int, depth: int, seed: int, time_limit_s: float | None = None,
              first_walk: int = 0, check_deadlock: bool = True, stop_on_violation: bool = True,
              progress: Callable[[SimulationProgress], None] | None = None,
-             keep_last_walk: bool = False) -> SimulationResult:
+             keep_last_walk: bool = False, by_action: bool = True) -> SimulationResult:
     """Walks ``first_walk`` .. ``first_walk + walks - 1`` of ``seed``, each of at most ``depth``
     states, in this process; stopped early by ``time_limit_s`` (seconds) or, with
     ``stop_on_violation``, after the walk that met the first violation.  ``keep_last_walk``:
@@ -94,22 +95,25 @@ def simulate(model, *, walks: int, depth: int, seed: int, time_limit_s: float | 
     deadline = None if time_limit_s is None else time.time() + time_limit_s
     chunk = take_walks(model, first_walk, walks, depth=depth, seed=seed, deadline=deadline,
                        check_deadlock=check_deadlock, stop_on_violation=stop_on_violation, progress=progress,
-                       keep_last_walk=keep_last_walk)
+                       keep_last_walk=keep_last_walk, by_action=by_action)
     return merge([chunk], model, seed=seed, stop_on_violation=stop_on_violation,
                  elapsed_s=time.perf_counter() - started)
 
 
 def take_walks(model, first: int, count: int, *, depth: int, seed: int, deadline: float | None = None,
                check_deadlock: bool = True, stop_on_violation: bool = True,
-               progress: Callable[[SimulationProgress], None] | None = None, keep_last_walk: bool = False) -> Chunk:
-    """Walks ``first`` .. ``first + count - 1``, until ``deadline`` (``time.time()``) if given."""
-    return _Walker(model, depth, seed, check_deadlock, keep_last_walk).run(first, count, deadline, stop_on_violation,
-                                                                           progress)
+               progress: Callable[[SimulationProgress], None] | None = None, keep_last_walk: bool = False,
+               by_action: bool = True) -> Chunk:
+    """Walks ``first`` .. ``first + count - 1``, until ``deadline`` (``time.time()``) if given;
+    ``by_action``: each step picks an action's name first (:func:`.walk.random_walk`)."""
+    walker = _Walker(model, depth, seed, check_deadlock, keep_last_walk, by_action)
+    return walker.run(first, count, deadline, stop_on_violation, progress)
 
 
 class _Walker:
-    def __init__(self, model, depth, seed, check_deadlock, keep_last_walk):
+    def __init__(self, model, depth, seed, check_deadlock, keep_last_walk, by_action):
         self.model, self.depth, self.seed, self.check_deadlock = model, depth, seed, check_deadlock
+        self.by_action = by_action
         self.keep_last_walk = keep_last_walk
         self.canonical = getattr(model, "canonical", None)
         self.fingerprint = fingerprint_function(self.canonical)
@@ -164,7 +168,7 @@ class _Walker:
                     bad = True
             return self._bad_state(index, successor, trace) or bad
 
-        walk = random_walk(self.model, self.seed, index, self.depth - 1, until=step_checked)
+        walk = random_walk(self.model, self.seed, index, self.depth - 1, until=step_checked, by_action=self.by_action)
         chunk.longest = max(chunk.longest, len(trace))
         if walk.ending == "deadlock" and self.check_deadlock:
             self._keep(index, "deadlock", DEADLOCK_NAME, trace)

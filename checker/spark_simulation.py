@@ -38,6 +38,7 @@ class SimulationJob:
     deadline: float | None
     check_deadlock: bool
     stop_on_violation: bool
+    by_action: bool
 
 
 def chunk_range(walks: int, chunks: int, chunk: int) -> tuple[int, int]:
@@ -57,13 +58,14 @@ def walk_chunks(job: SimulationJob, batches):
         for chunk in batch.column(0).to_pylist():
             first, count = chunk_range(job.walks, job.chunks, chunk)
             outcome = take_walks(model, first, count, depth=job.depth, seed=job.seed, deadline=job.deadline,
-                                 check_deadlock=job.check_deadlock, stop_on_violation=job.stop_on_violation)
+                                 check_deadlock=job.check_deadlock, stop_on_violation=job.stop_on_violation,
+                                 by_action=job.by_action)
             yield pa.RecordBatch.from_pydict({"chunk": [chunk], "outcome": [pickle.dumps(outcome)]})
 
 
 def simulate_spark(config: CheckConfig, model, *, master: str | None, walks: int, depth: int, seed: int,
                    time_limit_s: float | None = None, check_deadlock: bool = True,
-                   stop_on_violation: bool = True) -> SimulationResult:
+                   stop_on_violation: bool = True, by_action: bool = True) -> SimulationResult:
     """:func:`.simulation.simulate` with the walks spread over Spark's executors."""
     from .spark import driver_paths, row_type_of
 
@@ -73,7 +75,7 @@ def simulate_spark(config: CheckConfig, model, *, master: str | None, walks: int
         chunks = max(1, min(walks, handle.parallelism() * CHUNKS_PER_CORE))
         job = SimulationJob(Job(job_config(config), driver_paths()), walks, chunks, depth, seed,
                             None if time_limit_s is None else time.time() + time_limit_s, check_deadlock,
-                            stop_on_violation)
+                            stop_on_violation, by_action)
         rows = (handle.spark.range(0, chunks, 1, chunks)
                 .mapInArrow(functools.partial(walk_chunks, job), row_type_of(CHUNK_SCHEMA))
                 .collect())

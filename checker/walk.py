@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from .protocol import Action, State
+from .protocol import Action, State, action_name
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,13 @@ def walk_rng(seed: int, index: int) -> random.Random:
 def random_walk(model: Any, seed: int, index: int, depth: int,
                 allowed: Callable[[Action], bool] | None = None,
                 until: Callable[[State, Action, State], bool] | None = None,
-                weight: Callable[[Action], float] | None = None) -> Walk:
+                weight: Callable[[Action], float] | None = None, by_action: bool = False) -> Walk:
     """Walk ``index`` of ``seed``: from one of the model's initial states (chosen at random),
     take up to ``depth`` steps, each chosen among the enabled successors whose action
-    ``allowed`` accepts: uniformly, or in proportion to ``weight(action)`` (a positive number).
+    ``allowed`` accepts: uniformly, or in proportion to ``weight(action)`` (a positive number),
+    or with ``by_action`` an action's name first, uniformly among the names enabled, then one
+    of its steps (an action with many parameters, a broker's crash with three brokers, is then
+    no likelier than one with a single step).
     ``until(previous, action, state)`` ends the walk after the step it returns true for."""
     rng = walk_rng(seed, index)
     starts = list(model.init_states())
@@ -56,13 +59,22 @@ def random_walk(model: Any, seed: int, index: int, depth: int,
         if not choices:
             ending = "deadlock"
             break
-        action, successor = choices[_pick(rng, choices, weight)]
+        action, successor = choices[_pick_by_action(rng, choices) if by_action else _pick(rng, choices, weight)]
         steps.append((action, successor))
         previous, state = state, successor
         if until is not None and until(previous, action, successor):
             ending = "stopped"
             break
     return Walk(seed, index, start, tuple(steps), ending)
+
+
+def _pick_by_action(rng: random.Random, choices: list) -> int:
+    positions: dict[str, list[int]] = {}
+    for position, (action, _) in enumerate(choices):
+        positions.setdefault(action_name(action), []).append(position)
+    names = list(positions)  # in the order the model gives its steps: the same in every run
+    group = positions[names[rng.randrange(len(names))]]
+    return group[rng.randrange(len(group))]
 
 
 def _pick(rng: random.Random, choices: list, weight: Callable[[Action], float] | None) -> int:

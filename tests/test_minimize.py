@@ -34,31 +34,31 @@ def actions_of(path: Path) -> list[str]:
 
 def test_a_long_walk_to_four_gallons_minimises_to_bfs_s_seven_states(tmp_path):
     trace = simulated_trace(tmp_path, "--model", DIEHARD, "--walks", "500", "--depth", "40", "--seed", "3")
-    assert len(actions_of(trace)) == 15
+    assert len(actions_of(trace)) == 37
     p = kraftcheck("trace", "minimize", str(trace))
     assert p.returncode == 0, p.stdout + p.stderr
     out = trace.with_name("diehard_NotFourGallons.min.itf.json")
-    assert p.stdout == (f"15 states to 7: the search within 2 steps of the trace found 7, delta debugging left 7; "
+    assert p.stdout == (f"37 states to 7: the search within 3 steps of the trace found 7, delta debugging left 7; "
                         f"NotFourGallons is still violated\nwrote {out}\n")
     assert explore(DieHard()).violations[0].length == 7
     assert actions_of(out)[0] == "Init" and len(actions_of(out)) == 7
     replayed = kraftcheck("trace", "replay", str(out))
     assert replayed.returncode == 0 and replayed.stdout.startswith("valid: 7 states,"), replayed.stdout
-    assert json.loads(out.read_text())["#meta"]["minimized"] == {"from": str(trace), "states": 15}
+    assert json.loads(out.read_text())["#meta"]["minimized"] == {"from": str(trace), "states": 37}
 
 
 def test_a_kafka_mutants_simulated_trace_minimises_to_bfs_s_length(tmp_path):
-    """epochgate with skip_epoch_check: walk 405 of seed 1 breaks StaleEpochChangesNothing in 13
+    """epochgate with skip_epoch_check: walk 800 of seed 1 breaks StaleEpochChangesNothing in 14
     states; the search near it finds 12 (its walk failed a directory that BFS's path never does),
     and delta debugging, dropping that failure and taking the restart without it, leaves 11: BFS's."""
     p = kraftcheck("simulate", "epochgate", "--set", "mutant=skip_epoch_check", "--walks", "5000", "--seed", "1",
                    "--trace-dir", str(tmp_path / "sim"), "--no-picture", "--quiet")
-    assert p.returncode == 12, p.stdout
+    assert p.returncode == 13, p.stdout
     trace = tmp_path / "sim" / "epochgate,mutant=skip_epoch_check_StaleEpochChangesNothing.itf.json"
-    assert len(actions_of(trace)) == 13
+    assert len(actions_of(trace)) == 14
     out = tmp_path / "short.itf.json"
     p = kraftcheck("trace", "minimize", str(trace), "-o", str(out))
-    assert p.stdout.splitlines()[0] == ("13 states to 11: the search within 2 steps of the trace found 12, delta "
+    assert p.stdout.splitlines()[0] == ("14 states to 11: the search within 3 steps of the trace found 12, delta "
                                         "debugging left 11; StaleEpochChangesNothing is still violated")
     assert actions_of(out) == [
         "Init", "BrokerStarts(b0)", "BrokerSendsRegistration(b0)",

@@ -48,8 +48,9 @@ def register(commands) -> None:
     minimize.add_argument("-o", "--output", metavar="OUT.itf.json",
                           help="where the shorter trace goes (default: TRACE's name with .min.itf.json)")
     minimize.add_argument("--radius", type=int, default=None, metavar="K",
-                          help="search the states within K steps of the trace's (default: 2; 0 searches the "
-                               "trace's own states only)")
+                          help="search the states within K steps of the trace's (0: its own states only); by "
+                               "default 3, doubled while the neighbourhood stays under 200,000 states, the shortest "
+                               "result kept")
     model_options(minimize)
     minimize.set_defaults(run=_guarded(run_minimize))
 
@@ -115,15 +116,14 @@ def run_minimize(args) -> int:
     from kraftcheck.checker.result import Counterexample
 
     from .counterexample import write_counterexample
-    from .minimize import DEFAULT_RADIUS, TooWide, minimize, violation_test
+    from .minimize import TooWide, minimize, violation_test
     from .replay import ReplayFailed, concrete_run, model_for, replay
     from .text import excerpt, visible
     from .trace import load_trace
 
     lenient_stdout()
-    radius = DEFAULT_RADIUS if args.radius is None else args.radius
-    if radius < 0:
-        raise ConfigError(f"--radius is a number of steps, 0 or more, not {radius}")
+    if args.radius is not None and args.radius < 0:
+        raise ConfigError(f"--radius is a number of steps, 0 or more, not {args.radius}")
     output = args.output or _minimized_name(args.trace)
     refuse_replacing([args.trace], [("-o", output)])
     trace = load_trace(args.trace)
@@ -138,7 +138,7 @@ def run_minimize(args) -> int:
         return EXIT_INVALID_TRACE
     start, steps = model_code(concrete_run, trace, model)
     try:
-        found = model_code(minimize, model, start, steps, violation_test(model, kind, name), radius)
+        found = model_code(minimize, model, start, steps, violation_test(model, kind, name), args.radius)
     except TooWide as e:
         raise ConfigError(str(e)) from None
     meta = {"model": model_ref, "config": trace.meta.get("config", {}),
@@ -148,7 +148,7 @@ def run_minimize(args) -> int:
         model_code(write_counterexample, output, model, cx, meta)
     except OSError as e:
         raise ConfigError(f"cannot write {output}: {e.strerror or e}") from None
-    print(visible(f"{found.original} states to {found.length}: the search within {radius} steps of the trace found "
+    print(visible(f"{found.original} states to {found.length}: the search within {found.radius} steps of the trace found "
                   f"{found.after_search}, delta debugging left {found.length}; {excerpt(name)} is still violated"))
     print(visible(f"wrote {output}"))
     return 0

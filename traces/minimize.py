@@ -11,8 +11,10 @@ Two passes, each validated by running the model:
    state, are each enabled and still reach the violation.  The result is 1-minimal: no single
    step can be dropped.
 
-A longer trace than the search's shortest needs a wider neighbourhood: ``radius`` set to the
-trace's length makes the first pass a whole breadth-first search.
+A wider neighbourhood holds runs that take steps the trace never took (an assignment where the
+trace restarted its broker instead): by default the radius starts at 3 and doubles, up to the
+trace's length or a neighbourhood of 200,000 states, and the shortest result is kept.  A radius
+of the trace's length makes the first pass a whole breadth-first search.
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ from typing import Any, Callable
 from kraftcheck.checker.protocol import action_name, action_params
 
 #: The neighbourhood's default radius, in steps.
-DEFAULT_RADIUS = 2
+DEFAULT_RADIUS = 3
 #: The most states the neighbourhood may hold before the first pass gives up on it.
 MAX_NEIGHBOURHOOD = 2_000_000
+#: The most it may hold for the radius to be doubled once more.
+ESCALATION_LIMIT = 200_000
 
 
 class TooWide(Exception):
@@ -40,6 +44,8 @@ class Minimized:
     steps: list[tuple[Any, Any]]
     original: int
     after_search: int
+    #: the neighbourhood's radius that gave it
+    radius: int
 
     @property
     def length(self) -> int:
@@ -63,22 +69,43 @@ def violation_test(model, kind: str, name: str) -> Callable[[Any, Any, Any], boo
 
 
 def minimize(model, start, steps: list[tuple[Any, Any]], bad: Callable[[Any, Any, Any], bool],
-             radius: int = DEFAULT_RADIUS) -> Minimized:
-    """The shortest run to ``bad`` within ``radius`` of the run ``start``, ``steps``, then made
-    1-minimal by delta debugging."""
-    searched = current = _search(model, start, steps, bad, radius)
+             radius: int | None = None) -> Minimized:
+    """The shortest run to ``bad`` found near the run ``start``, ``steps``, made 1-minimal by
+    delta debugging.  ``radius`` None: radii from :data:`DEFAULT_RADIUS` up, doubling, while the
+    neighbourhood stays within :data:`ESCALATION_LIMIT` states and the radius is shorter than
+    the trace, and the shortest result kept (a wider neighbourhood holds runs that take steps
+    the trace never took; the passes are greedy, so a wider one is not always shorter)."""
+    if radius is not None:
+        return _minimize_at(model, start, steps, bad, radius, MAX_NEIGHBOURHOOD)
+    best = None
+    radius = DEFAULT_RADIUS
+    while True:
+        try:
+            found = _minimize_at(model, start, steps, bad, radius, ESCALATION_LIMIT)
+        except TooWide:
+            break
+        if best is None or found.length < best.length:
+            best = found
+        if radius >= len(steps):
+            break
+        radius *= 2
+    return best if best is not None else _minimize_at(model, start, steps, bad, DEFAULT_RADIUS, MAX_NEIGHBOURHOOD)
+
+
+def _minimize_at(model, start, steps, bad, radius: int, limit: int) -> Minimized:
+    searched = current = _search(model, start, steps, bad, radius, limit)
     while True:
         kept = _ddmin([a for a, _ in current], lambda candidate: _run(model, start, candidate, bad) is not None)
         shorter = _run(model, start, kept, bad)
         # a shorter run has a neighbourhood of its own, where the search may find shorter still
         if len(shorter) < len(current):
-            shorter = _search(model, start, shorter, bad, radius)
+            shorter = _search(model, start, shorter, bad, radius, limit)
         if len(shorter) >= len(current):
-            return Minimized(start, current, len(steps) + 1, len(searched) + 1)
+            return Minimized(start, current, len(steps) + 1, len(searched) + 1, radius)
         current = shorter
 
 
-def _search(model, start, steps, bad, radius: int) -> list[tuple[Any, Any]]:
+def _search(model, start, steps, bad, radius: int, limit: int) -> list[tuple[Any, Any]]:
     # states are kept as the model's symmetry reduction has them: a path through brokers
     # renamed is as near as the trace's own
     canonical = getattr(model, "canonical", None) or (lambda state: state)
@@ -93,9 +120,9 @@ def _search(model, start, steps, bad, radius: int) -> list[tuple[Any, Any]]:
                 if key not in near:
                     near.add(key)
                     following.append(successor)
-                    if len(near) > MAX_NEIGHBOURHOOD:
+                    if len(near) > limit:
                         raise TooWide(f"the states within {radius} steps of the trace are more than "
-                                      f"{MAX_NEIGHBOURHOOD:,}: give a smaller --radius")
+                                      f"{limit:,}: give a smaller --radius")
         frontier = following
     if bad(None, None, start):
         return []
