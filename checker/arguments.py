@@ -16,14 +16,19 @@ def engine(text: str) -> str:
     return text
 
 
-def positive(text: str) -> int:
+def _integer_from(text: str, low: int, what: str) -> int:
+    """``text`` as an integer of at least ``low``; ``what`` names what was expected."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
     return value
+
+
+def positive(text: str) -> int:
+    return _integer_from(text, 1, "a positive integer")
 
 
 def workers_count(text: str) -> int:
@@ -38,13 +43,7 @@ def workers_count(text: str) -> int:
 
 def seed(text: str) -> int:
     """``--seed``: a non-negative integer."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
+    return _integer_from(text, 0, "a non-negative integer")
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600}

@@ -310,13 +310,20 @@ def report(model, result: Result, trace_paths: dict[str, str | None], *, quiet: 
     if quiet:
         return
     print(f"fingerprint collision probability (optimistic): {result.fingerprint_collision_probability:.1e}", file=out)
+    print_coverage(result, out)
+
+
+def print_coverage(result: Result, out, headings: tuple[str, str] = ("generated", "distinct"),
+                   never: str = "never enabled") -> None:
+    """The coverage table, a row per action, and the actions no transition took."""
     if result.coverage:
         width = max(len(name) for name in result.coverage)
-        print(f"coverage:\n  {'action':<{width}}  {'generated':>12}  {'distinct':>12}", file=out)
+        first, second = (max(12, len(heading)) for heading in headings)
+        print(f"coverage:\n  {'action':<{width}}  {headings[0]:>{first}}  {headings[1]:>{second}}", file=out)
         for name, counts in result.coverage.items():
-            print(f"  {name:<{width}}  {counts['generated']:>12,}  {counts['distinct']:>12,}", file=out)
+            print(f"  {name:<{width}}  {counts['generated']:>{first},}  {counts['distinct']:>{second},}", file=out)
     if result.never_enabled:
-        print(f"never enabled: {', '.join(result.never_enabled)}", file=out)
+        print(f"{never}: {', '.join(result.never_enabled)}", file=out)
 
 
 def write_junit_report(path: str, runs: list[ConfigRun]) -> None:

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from .check import action_labeller, finding_text
+from .check import action_labeller, finding_text, print_coverage
 from .config import ConfigError, build_model, load_config
 from .errors import EXIT_MODEL_FAILED, UsageError, error, model_failure
 from .extras import require
@@ -191,10 +191,4 @@ def _report(model, result: SimulationResult, trace_paths: dict, *, quiet: bool, 
           f"longest walk {result.depth:,} states, {result.elapsed_s:.2f} s ({rate:,.0f} steps/s)", file=out)
     if quiet:
         return
-    if result.coverage:
-        width = max(len(name) for name in result.coverage)
-        print(f"coverage:\n  {'action':<{width}}  {'taken':>12}  {'first reached':>13}", file=out)
-        for name, counts in result.coverage.items():
-            print(f"  {name:<{width}}  {counts['generated']:>12,}  {counts['distinct']:>13,}", file=out)
-    if result.never_enabled:
-        print(f"never taken: {', '.join(result.never_enabled)}", file=out)
+    print_coverage(result, out, ("taken", "first reached"), "never taken")

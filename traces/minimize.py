@@ -95,8 +95,8 @@ def minimize(model, start, steps: list[tuple[Any, Any]], bad: Callable[[Any, Any
 def _minimize_at(model, start, steps, bad, radius: int, limit: int) -> Minimized:
     searched = current = _search(model, start, steps, bad, radius, limit)
     while True:
-        kept = _ddmin([a for a, _ in current], lambda candidate: _run(model, start, candidate, bad) is not None)
-        shorter = _run(model, start, kept, bad)
+        kept = _ddmin([a for a, _ in current], lambda candidate: run_actions(model, start, candidate, bad) is not None)
+        shorter = run_actions(model, start, kept, bad)
         # a shorter run has a neighbourhood of its own, where the search may find shorter still
         if len(shorter) < len(current):
             shorter = _search(model, start, shorter, bad, radius, limit)
@@ -148,7 +148,7 @@ def _search(model, start, steps, bad, radius: int, limit: int) -> list[tuple[Any
     return list(steps)  # not reached: the trace itself is a path through the neighbourhood
 
 
-def _run(model, start, actions: list, bad) -> list[tuple[Any, Any]] | None:
+def run_actions(model, start, actions: list, bad) -> list[tuple[Any, Any]] | None:
     """The run that takes ``actions`` one by one from ``start``, cut at its first violation;
     None when an action is not enabled or no violation is met.
 
