@@ -100,6 +100,7 @@ def run_simulate(args) -> int:
     if not args.quiet:
         print(f"simulating {config.model} with {config.source or 'no config file'}: {_plan(options, args.replay_walk)}, "
               f"seed {seed}", flush=True)
+    note_figures(Figures(0, 0, 0, 0.0))  # a stopping signal before the first walk ends reports no walk
     try:
         result = _run_engine(args, config, model, walks, depth, seed, options)
     except (KeyboardInterrupt, ModelProtocolError, ConfigError):
@@ -137,7 +138,7 @@ def _run_engine(args, config, model, walks: int, depth: int, seed: int, options:
                               stop_on_violation=options["stop_on_violation"], by_action=args.pick == "action")
     return simulate(model, walks=walks, depth=depth, seed=seed, time_limit_s=args.time,
                     first_walk=args.replay_walk or 0, check_deadlock=options["check_deadlock"],
-                    stop_on_violation=options["stop_on_violation"], progress=None if args.quiet else _PlainProgress(),
+                    stop_on_violation=options["stop_on_violation"], progress=_PlainProgress(args.quiet),
                     keep_last_walk=args.replay_walk is not None, by_action=args.pick == "action")
 
 
@@ -150,14 +151,17 @@ def _plan(options: dict, replayed: int | None) -> str:
 
 
 class _PlainProgress:
-    """One line on stderr every few seconds."""
+    """One line on stderr every few seconds (none with ``quiet``); and the figures so far noted
+    for a stopping signal to report (:mod:`.signals`), as ``check`` notes its search's."""
 
-    def __init__(self):
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
         self.last = time.monotonic()
 
     def __call__(self, p: SimulationProgress) -> None:
+        note_figures(Figures(p.distinct_states, p.steps + p.walks, p.longest, p.elapsed_s))
         now = time.monotonic()
-        if now - self.last >= PROGRESS_INTERVAL_S:
+        if not self.quiet and now - self.last >= PROGRESS_INTERVAL_S:
             self.last = now
             rate = p.steps / p.elapsed_s if p.elapsed_s > 0 else 0.0
             print(f"progress: walks {p.walks:,}  steps {p.steps:,}  distinct {p.distinct_states:,}  "

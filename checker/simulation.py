@@ -32,8 +32,6 @@ from .walk import random_walk, walk_rng
 
 #: ``stopped_by`` of a simulation that ended with its walks done, or its time up.
 WALKS_DONE, TIME_UP = "walks", "time"
-#: Seconds between two progress callbacks.
-PROGRESS_EVERY_S = 1.0
 
 
 @dataclass
@@ -42,6 +40,8 @@ class SimulationProgress:
     steps: int
     distinct_states: int
     elapsed_s: float
+    #: the most states on one walk so far
+    longest: int = 0
 
 
 @dataclass
@@ -123,7 +123,7 @@ class _Walker:
     def run(self, first: int, count: int, deadline, stop_on_violation: bool, progress) -> Chunk:
         chunk = self.chunk = Chunk(first)
         starts = initial_states(self.model, self.canonical)
-        started = last_report = time.perf_counter()
+        started = time.perf_counter()
         for index in range(first, first + count):
             if deadline is not None and time.time() >= deadline:
                 chunk.timed_out = True
@@ -132,9 +132,9 @@ class _Walker:
             chunk.walks += 1
             if chunk.first_bad_walk is not None and stop_on_violation:
                 break
-            if progress is not None and time.perf_counter() - last_report >= PROGRESS_EVERY_S:
-                last_report = time.perf_counter()
-                progress(SimulationProgress(chunk.walks, chunk.steps, len(chunk.reached), last_report - started))
+            if progress is not None:  # after every walk: a stopping signal reports the walks done
+                progress(SimulationProgress(chunk.walks, chunk.steps, len(chunk.reached),
+                                            time.perf_counter() - started, chunk.longest))
         return chunk
 
     def _admit(self, state, index: int, step: int, action) -> None:

@@ -236,3 +236,31 @@ def test_three_brokers_by_name_and_an_expected_finding(tmp_path):
     assert (unknown.returncode, unknown.stdout) == (2, "")
     assert unknown.stderr.startswith("kraftcheck: error: --expect Nope: the model checks no property of that name "
                                      "(known: LeaderOnOnlineDir, ")
+
+
+def test_a_stopping_signal_reports_the_walks_done(tmp_path):
+    """SIGTERM while the slow counter walks: one error line, exit 143, and the figures of the
+    walks done so far (none written: no trace)."""
+    import signal
+    import time
+
+    from tests.processes import default_stopping_signals
+
+    ready = tmp_path / "ready"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kraftcheck.checker.cli", "simulate", "--model", "tests.models:slow", "--set",
+         "limit=100000", "--set", "step_ms=20", "--set", f"ready={ready}", "--depth", "5", "--seed", "1",
+         "--trace-dir", str(tmp_path / "out")],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=default_stopping_signals)
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        assert process.poll() is None and time.monotonic() < deadline, "the walks never reached the state 2"
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (143, "kraftcheck: error: interrupted by SIGTERM\n")
+    last = out.splitlines()[-1]
+    assert re.fullmatch(r"interrupted by SIGTERM: the search stopped after [\d,]+ distinct states, [\d,]+ generated, "
+                        r"depth \d \(\d+\.\d\d s\); the rest is unexplored", last), out
+    assert not (tmp_path / "out").exists()
