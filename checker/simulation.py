@@ -4,8 +4,8 @@ and step they reach, for state spaces too large to exhaust (TLC's ``-simulate``)
 Walk ``i`` of seed ``s`` is :func:`.walk.random_walk`'s, each step an enabled action's name
 first, uniformly, then one of its steps (``by_action``; without it, uniformly among all enabled
 steps, where an action with many parameters crowds out one with few), so the same seed and
-index give the same walk in every process and run, and ``--replay-walk i`` runs one again.  A walk ends at its depth bound, at a state with no successor, or at its first
-violation.  Distinct states are counted by fingerprint (the model's symmetry reduction
+index give the same walk in every process and run, and ``--replay-walk i`` runs one again.
+A walk ends at its depth bound, at a state with no successor, or at its first violation.  Distinct states are counted by fingerprint (the model's symmetry reduction
 applied), as the breadth-first search counts them.
 
 Walks are taken in chunks of consecutive indices (:func:`take_walks`), which

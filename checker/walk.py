@@ -47,6 +47,8 @@ def random_walk(model: Any, seed: int, index: int, depth: int,
     of its steps (an action with many parameters, a broker's crash with three brokers, is then
     no likelier than one with a single step).
     ``until(previous, action, state)`` ends the walk after the step it returns true for."""
+    if by_action and weight is not None:
+        raise ValueError("a walk picks by action or by weight, not both")
     rng = walk_rng(seed, index)
     starts = list(model.init_states())
     if not starts:

@@ -101,6 +101,8 @@ def test_bad_input_is_one_line(tmp_path):
     cases = [
         (["--radius", "-1"], "--radius is a number of steps, 0 or more, not -1"),
         (["-o", str(trace)], f"-o {trace} would replace the input {trace}: give it a path of its own"),
+        # a folder that is a file
+        (["-o", str(trace / "m.itf.json")], f"cannot write {trace / 'm.itf.json'}: Not a directory"),
     ]
     for extra, message in cases:
         p = kraftcheck("trace", "minimize", str(trace), *extra)

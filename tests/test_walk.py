@@ -22,3 +22,10 @@ def test_allowed_weight_and_until():
     assert sum("Empty" in str(a) for a, _ in heavy.steps) > len(heavy.steps) // 2
     stopped = random_walk(model, 0, 0, 30, until=lambda s, a, t: True)
     assert (len(stopped.steps), stopped.ending) == (1, "stopped")
+
+
+def test_picking_by_action_and_by_weight_at_once_is_refused():
+    import pytest
+
+    with pytest.raises(ValueError, match="^a walk picks by action or by weight, not both$"):
+        random_walk(diehard({}), 0, 0, 5, weight=lambda a: 1.0, by_action=True)

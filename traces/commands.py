@@ -145,9 +145,11 @@ def run_minimize(args) -> int:
             "minimized": {"from": str(args.trace), "states": found.original}}
     cx = Counterexample(kind, name, [(None, found.start), *found.steps])
     try:
-        model_code(write_counterexample, output, model, cx, meta)
-    except OSError as e:
+        write_counterexample(output, model, cx, meta)
+    except OSError as e:  # before the model's own failures: the disk or the path, not the model
         raise ConfigError(f"cannot write {output}: {e.strerror or e}") from None
+    except Exception as e:  # describe() failing
+        raise ModelFailed() from e
     print(visible(f"{found.original} states to {found.length}: the search within {found.radius} steps of the trace found "
                   f"{found.after_search}, delta debugging left {found.length}; {excerpt(name)} is still violated"))
     print(visible(f"wrote {output}"))
