@@ -64,12 +64,14 @@ class Held:
     #: the index of the first observation no model state matches, or None: it conforms
     diverged_at: int | None = None
     not_modeled: str | None = None
+    #: why the run is no experiment the model can judge (a broker fenced that no event stopped)
+    disturbed: str | None = None
     #: how long the model's search took
     seconds: float = 0.0
 
     @property
     def conforms(self) -> bool:
-        return self.diverged_at is None and self.not_modeled is None
+        return self.diverged_at is None and self.not_modeled is None and self.disturbed is None
 
 
 def model_settings(played: Played) -> dict:

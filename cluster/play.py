@@ -4,6 +4,7 @@ made, the settled state observed after each, and every record read back at the e
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,6 +113,48 @@ def played_from_json(data: dict) -> Played:
         d["acked"], d["read"] = from_ranges(d["acked"]), from_ranges(d["read"])
         played.durability = Durability(**d)
     return played
+
+
+#: The events after which their broker being fenced or leaving the ISR is the scenario's doing:
+#: the process stopped or paused, a directory failure that may stop it, a new incarnation.
+STOPS_ITS_BROKER = ("kill", "pause", "start", "fail_dir", "repair_dir", "replace_disk")
+FENCED_RECORD = re.compile(r"BrokerRegistrationChangeRecord\(brokerId=(\d+),.*\bfenced=1,")
+ISR_RECORD = re.compile(r"Partition(?:Change)?Record\(partitionId=0, topicId=([^,]+),.*?\bisr=\[([\d, ]*)\]")
+
+
+def disturbances(played: Played) -> list[str]:
+    """What happened to a broker after the topic's creation that no event asked for: the
+    controller fenced it (its heartbeats came later than broker.session.timeout.ms), or it left
+    the ISR (it fell behind for replica.lag.time.max.ms).  A loaded machine can do either, and
+    the model, which fences no running broker and lets a fetching follower keep up, reaches
+    neither.  Read from the metadata log, so a recorded run gives the same answer."""
+    records = [r for batch in played.metadata_log for r in batch.get("records", [])]
+    created = max((i for i, r in enumerate(records) if r.startswith(f"TopicRecord(name='{TOPIC}',")), default=None)
+    if created is None:
+        return []
+    topic_id = records[created][records[created].index("topicId=") + len("topicId="):].rstrip(")")
+    stopped = {e.broker for e in played.events if e.do in STOPS_ITS_BROKER}
+    fenced: set[int] = set()
+    left: set[int] = set()
+    isr: set[int] | None = None
+    for r in records[created + 1:]:
+        if m := FENCED_RECORD.match(r):
+            fenced.add(int(m.group(1)))
+        elif (m := ISR_RECORD.match(r)) and m.group(1) == topic_id:
+            now = {int(b) for b in m.group(2).split(",") if b.strip()}
+            if isr is not None:
+                left |= isr - now
+            isr = now
+    said = []
+    if fenced - stopped:
+        who = sorted(fenced - stopped)
+        said.append(f"the controller fenced broker{'s' * (len(who) > 1)} {', '.join(map(str, who))}, which no event "
+                    "stopped (heartbeats later than broker.session.timeout.ms)")
+    if left - fenced - stopped:
+        who = sorted(left - fenced - stopped)
+        said.append(f"broker{'s' * (len(who) > 1)} {', '.join(map(str, who))} left the ISR, which no event stopped "
+                    "(behind for replica.lag.time.max.ms)")
+    return said
 
 
 class ScenarioRunner:

@@ -35,7 +35,7 @@ def register(commands) -> None:
                     "writes numbered records, hold every settled state to the model under the same events, "
                     "and read every acknowledged record back. SCENARIO: a file, or a shipped scenario's name "
                     f"(spec/scenarios/). Exit 0: all hold; {EXIT_DIVERGES}: a state the model cannot reach; "
-                    f"{EXIT_LOST}: acknowledged records lost; 2: bad input; 1: the cluster failed.")
+                    f"{EXIT_LOST}: acknowledged records lost; 2: bad input; 1: the cluster failed, or was disturbed.")
     cluster.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="scenario files or shipped names")
     cluster.add_argument("--list", action="store_true", help="list the shipped scenarios and exit")
     cluster.add_argument("--kafka-version", default=DEFAULT_KAFKA_VERSION, metavar="X.Y.Z",
@@ -134,7 +134,11 @@ def _write_summary(args, summaries: list[dict]) -> None:
 def held_to_model(played):
     """The model's verdict on a played scenario (a Held that says why, when it cannot be held)."""
     from .held import Held, NotModeled, hold
+    from .play import disturbances
 
+    disturbed = disturbances(played)
+    if disturbed:
+        return Held({}, disturbed="; ".join(disturbed) + ": as a loaded machine can, and the model has no such step yet")
     try:
         return hold(played)
     except NotModeled as e:
@@ -216,6 +220,10 @@ def report(played, held) -> tuple[str, int]:
     verdicts = []
     if held is None:
         print("  model: not consulted (--no-model)")
+    elif held.disturbed:
+        print(f"  model: not held, the run was disturbed: {held.disturbed}")
+        verdicts.append("disturbed")
+        code = EXIT_CLUSTER_FAILED
     elif held.not_modeled:
         print(f"  model: not held: {held.not_modeled}")
         verdicts.append("not modeled")
@@ -248,7 +256,8 @@ def report(played, held) -> tuple[str, int]:
         verdicts.append("kept")
     if d.unexpected:
         print(f"  durability: {len(d.unexpected)} records read that were never sent")
-    searched = f"; the model's search {held.seconds:.1f} s" if held is not None and not held.not_modeled else ""
+    searched = (f"; the model's search {held.seconds:.1f} s"
+                if held is not None and not held.not_modeled and not held.disturbed else "")
     print(f"  ({played.seconds:.0f} s against Kafka {played.kafka_version}{searched})")
     return ", ".join(verdicts), code
 
@@ -272,6 +281,7 @@ def summary(played, held, verdict: str) -> dict:
     }
     if held is not None:
         out["model"] = {"settings": held.settings, "conforms": held.conforms, "notModeled": held.not_modeled,
+                        "disturbed": held.disturbed,
                         "seconds": round(held.seconds, 2),
                         "steps": [{"after": s.after, "reached": s.reached, "matched": s.matched,
                                    "nearest": [{"field": f, "model": m, "cluster": c} for f, m, c in s.nearest]}

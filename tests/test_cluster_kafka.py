@@ -19,13 +19,19 @@ pytestmark = pytest.mark.slow
 
 
 def play(name: str, tmp_path: Path, *extra: str):
-    summary = tmp_path / "summary.json"
-    done = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "cluster", name, "--workdir",
-                           str(tmp_path / "cluster"), "--json", str(summary), *extra],
-                          capture_output=True, text=True, cwd=REPO, timeout=900)
-    assert done.stderr == "", done.stderr
-    assert not processes_under(tmp_path), "a process of the cluster is still running"
-    [entry] = json.loads(summary.read_text())["cluster"]
+    """Plays a shipped scenario on a fresh cluster, once more if the first run was disturbed: a
+    broker that no event stopped was fenced or left the ISR, as a loaded machine can make it (the
+    run says so, and is no experiment the model can judge)."""
+    for attempt in (1, 2):
+        summary = tmp_path / f"summary{attempt}.json"
+        done = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "cluster", name, "--workdir",
+                               str(tmp_path / f"cluster{attempt}"), "--json", str(summary), *extra],
+                              capture_output=True, text=True, cwd=REPO, timeout=900)
+        assert done.stderr == "", done.stderr
+        assert not processes_under(tmp_path), "a process of the cluster is still running"
+        [entry] = json.loads(summary.read_text())["cluster"]
+        if not entry["verdict"].startswith("disturbed"):
+            break
     return done, entry
 
 
@@ -188,13 +194,17 @@ def test_a_cluster_already_running_at_bootstrap(tmp_path):
 
     scenario = tmp_path / "move.toml"
     scenario.write_text('# A move.\n[[events]]\ndo = "move"\nbroker = "follower"\ndir = "other"\n')
-    with LoopbackCluster(tmp_path / "theirs", ClusterSpec()) as theirs:
-        done = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "cluster", str(scenario), "--bootstrap",
-                               theirs.bootstrap, "--metadata-log", str(theirs.metadata_log_dir()), "--json",
-                               str(tmp_path / "summary.json")], capture_output=True, text=True, cwd=REPO, timeout=600)
-        assert done.stderr == ""
-        assert len(theirs.pids()) == 3  # their processes are left alone
+    for attempt in (1, 2):  # once more if a loaded machine disturbed the first run, as play() does
+        with LoopbackCluster(tmp_path / f"theirs{attempt}", ClusterSpec()) as theirs:
+            done = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "cluster", str(scenario),
+                                   "--bootstrap", theirs.bootstrap, "--metadata-log", str(theirs.metadata_log_dir()),
+                                   "--json", str(tmp_path / "summary.json")],
+                                  capture_output=True, text=True, cwd=REPO, timeout=600)
+            assert done.stderr == ""
+            assert len(theirs.pids()) == 3  # their processes are left alone
+        [entry] = json.loads((tmp_path / "summary.json").read_text())["cluster"]
+        if not entry["verdict"].startswith("disturbed"):
+            break
     assert done.returncode == 0, done.stdout
-    [entry] = json.loads((tmp_path / "summary.json").read_text())["cluster"]
     assert (entry["events"], entry["verdict"]) == (["move broker 1 dir 1"], "conforms, kept")
     assert entry["observations"][-1]["view"]["partition"]["dirs"] == ["b0/dir0", "b1/dir1"]

@@ -14,7 +14,7 @@ import pytest
 
 from kraftcheck.cluster.held import hold, model_settings, observed_groups
 from kraftcheck.cluster.observe import cluster_view, uuid_from_base64
-from kraftcheck.cluster.play import played_from_json, played_to_json
+from kraftcheck.cluster.play import disturbances, played_from_json, played_to_json
 from kraftcheck.cluster.run import check_bootstrap
 from kraftcheck.cluster.scenario import Event, ScenarioError, parse, shipped_scenarios
 
@@ -212,6 +212,66 @@ def test_the_recorded_command_gives_the_same_verdict():
     assert "  model: DIVERGES after pause broker 0: the model reaches 244 states there and none looks like the " \
            "cluster; its nearest state differs in" in done.stdout.splitlines()
     assert "      brokers.0.fenced: model False, cluster True" in done.stdout.splitlines()
+
+
+def with_records(name: str, *records: str) -> dict:
+    """A recorded run with ``records`` appended to its metadata log, after the topic's creation."""
+    data = json.loads((RECORDED / f"{name}.json").read_text())
+    data["cluster"][0]["played"]["metadataLog"].append({"baseOffset": 10_000, "records": list(records)})
+    return data
+
+
+FENCES_1 = "BrokerRegistrationChangeRecord(brokerId=1, brokerEpoch=21, fenced=1, inControlledShutdown=0, logDirs=[])"
+SHRINKS_TO_0 = ("PartitionChangeRecord(partitionId=0, topicId=6F4IR8W4T6ClwQv8hKcMpQ, isr=[0], leader=-2, replicas=null, "
+                "removingReplicas=null, addingReplicas=null, leaderRecoveryState=-1, directories=null, "
+                "eligibleLeaderReplicas=null, lastKnownElr=null)")
+EXPANDS_TO_0_1 = SHRINKS_TO_0.replace("isr=[0]", "isr=[0, 1]")
+
+
+def test_a_move_recorded_at_bootstrap_conforms_and_was_not_disturbed():
+    played = recorded("move")
+    assert [e.describe() for e in played.events] == ["move broker 1 dir 1"]
+    assert disturbances(played) == []
+    held = hold(played)
+    assert held.conforms
+    assert [(s.after, s.reached, s.matched) for s in held.steps] == [
+        ("the topic's creation", 6746, 244), ("move broker 1 dir 1", 645, 226)]
+
+
+def test_a_broker_fenced_that_no_event_stopped_disturbs_the_run(tmp_path):
+    """A running broker whose heartbeats came late (a loaded machine) is fenced: the model has
+    no such step yet, so the run is held to nothing, and says why (exit 1, not a divergence)."""
+    disturbed = tmp_path / "disturbed.json"
+    disturbed.write_text(json.dumps(with_records("move", FENCES_1, SHRINKS_TO_0, EXPANDS_TO_0_1)))
+    done = kraftcheck("cluster", "--recorded", str(disturbed), "--json", str(tmp_path / "again.json"))
+    assert (done.returncode, done.stderr) == (1, "")
+    assert ("  model: not held, the run was disturbed: the controller fenced broker 1, which no event stopped "
+            "(heartbeats later than broker.session.timeout.ms): as a loaded machine can, and the model has no "
+            "such step yet") in done.stdout.splitlines()
+    [entry] = json.loads((tmp_path / "again.json").read_text())["cluster"]
+    assert (entry["verdict"], entry["model"]["conforms"], entry["model"]["steps"]) == ("disturbed, kept", False, [])
+
+
+def test_a_follower_that_left_the_isr_unbidden_disturbs_the_run():
+    played = played_from_json(with_records("move", SHRINKS_TO_0, EXPANDS_TO_0_1)["cluster"][0]["played"])
+    assert disturbances(played) == [
+        "broker 1 left the ISR, which no event stopped (behind for replica.lag.time.max.ms)"]
+    # another topic's partition leaving its ISR is none of the run's business
+    other = played_from_json(with_records("move", SHRINKS_TO_0.replace("6F4IR8W4T6ClwQv8hKcMpQ", "AAAAAAAAAAAAAAAAAAAAAQ"))
+                             ["cluster"][0]["played"])
+    assert disturbances(other) == []
+
+
+def test_what_the_scenario_caused_is_no_disturbance():
+    data = with_records("move", FENCES_1, SHRINKS_TO_0)
+    played = played_from_json(data["cluster"][0]["played"])
+    assert len(disturbances(played)) == 1
+    played.events.append(Event("kill", 1))
+    assert disturbances(played) == []
+    # what came before the topic's creation is the cluster's history, not the run's
+    data["cluster"][0]["played"]["metadataLog"].append(
+        {"baseOffset": 10_001, "records": ["TopicRecord(name='p0', topicId=AAAAAAAAAAAAAAAAAAAAAQ)"]})
+    assert disturbances(played_from_json(data["cluster"][0]["played"])) == []
 
 
 def test_a_recorded_observation_that_is_not_one(tmp_path):
