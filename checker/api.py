@@ -12,17 +12,17 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .config import CheckConfig, ModelFailed, build_model, load_config
+from .config import CheckConfig, ConfigError, ModelFailed, build_model, load_config
 from .result import Counterexample, Result
 from .workers import available_cores, explore
 
 #: Keyword arguments of :func:`check` that set the search; every other one is a model setting.
-SEARCH_KEYWORDS = ("max_states", "max_depth", "deadlock", "keep_going", "symmetry", "workers")
+SEARCH_KEYWORDS = ("max_states", "max_depth", "deadlock", "keep_going", "symmetry", "workers", "liveness")
 
 
 def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_depth: int | None = None,
           deadlock: bool | None = None, keep_going: bool = False, symmetry: bool = True,
-          workers: int | str = 1, **settings: Any) -> Result:
+          workers: int | str = 1, liveness: bool = True, **settings: Any) -> Result:
     """Explore every reachable state of a model, with the local engine, and return the :class:`Result`.
 
     ``config_or_model`` is a config file's path (``str`` or path-like, as ``kraftcheck check``
@@ -34,6 +34,9 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
     config's ``[check]`` table, and ``symmetry=False`` ignores the model's ``canonical``.
     ``workers`` is the number of processes the search runs the model in (``"auto"``: every
     core), as ``kraftcheck check --workers``; the result is the same whatever their number.
+    When the model declares temporal properties, the liveness phase follows, as in ``kraftcheck
+    check`` (``liveness=False``: as ``--no-liveness``); it refuses a model with symmetry
+    reduction unless ``symmetry=False``.
 
     A config or a setting that cannot be used raises ``ValueError`` (the CLI's bad input); what
     the model's own code raises is raised as it is."""
@@ -60,6 +63,14 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
         from .check import WithoutSymmetry as _WithoutSymmetry
 
         model = _WithoutSymmetry(model)
+    from types import SimpleNamespace
+
+    from .check import check_temporal, liveness_properties
+
+    try:
+        properties = liveness_properties(SimpleNamespace(no_liveness=not liveness, engine="local"), model)
+    except ConfigError as e:
+        raise ValueError(str(e)) from None
     check_table = config.check
     result = explore(
         model,
@@ -69,6 +80,8 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
         stop_on_violation=not (keep_going or check_table.get("continue", False)),
         workers=workers,
     )
+    if properties:
+        check_temporal(model, result, properties)
     checked = CheckResult(**{f.name: getattr(result, f.name) for f in fields(Result)})
     checked._model, checked._config = model, config
     return checked

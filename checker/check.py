@@ -153,12 +153,15 @@ def check_config(args, run: ConfigRun, trace_dir: Path, *, always_name: bool = F
     first (by default unless ``--quiet``); ``progress``: show the search's progress on stderr
     (by default unless ``--quiet``)."""
     config, out = run.config, sys.stdout
+    properties = liveness_properties(args, run.model)
     if announce if announce is not None else not args.quiet:
         print(f"checking {config.model} with {config.source or 'no config file'} ({args.engine} engine)", file=out)
     # sys.stderr as it is now (os.devnull when closed from the start), not as it was at import
     reporter = progress_reporter(not progress if progress is not None else args.quiet, sys.stderr)
     try:
         result = run_engine(args, config, run.model, run.options, reporter)
+        if properties:
+            check_temporal(run.model, result, properties)
     except (KeyboardInterrupt, ModelProtocolError, ConfigError):
         raise
     except (Exception, SystemExit) as e:  # the model's own code failed: say where, briefly
@@ -176,6 +179,50 @@ def check_config(args, run: ConfigRun, trace_dir: Path, *, always_name: bool = F
     run.result = result
     run.trace_paths = write_traces(run.model, config, result, trace_dir, picture=not args.no_picture)
     return True
+
+
+def liveness_properties(args, model) -> dict:
+    """The temporal properties the liveness phase will check (none with ``--no-liveness``), or a
+    one-line refusal (ConfigError, before any search) where the phase cannot run soundly."""
+    from .temporal import declared_fairness, declared_properties
+
+    if getattr(args, "no_liveness", False):
+        return {}
+    try:
+        properties = declared_properties(model)
+        declared_fairness(model)
+    except TypeError as e:
+        raise ModelProtocolError(str(e)) from None
+    if not properties:
+        return {}
+    if getattr(args, "engine", "local") == "spark":
+        raise ConfigError("the Spark engine checks invariants only: the liveness phase needs the whole state graph "
+                          "in one process; use --engine local, or --no-liveness")
+    if getattr(model, "canonical", None) is not None:
+        raise ConfigError("liveness is not checked with symmetry reduction: a loop in the reduced graph need not be "
+                          "one of the model's (TLC's reduction is unsound here too); add --no-symmetry, or --no-liveness")
+    return properties
+
+
+def check_temporal(model, result: Result, properties: dict) -> None:
+    """The liveness phase, after a search that found every invariant holding: a lasso for each
+    temporal property that fails, as a counterexample of kind ``temporal``.  After any other
+    verdict the phase is skipped and the result says so."""
+    from .liveness import check_liveness, lasso_trace
+    from .result import Counterexample
+    from .temporal import declared_fairness
+
+    if result.verdict != OK:
+        result.liveness = {"checked": False, "properties": list(properties),
+                           "why": f"the search's verdict is {result.verdict}"}
+        return
+    live = check_liveness(model, properties, declared_fairness(model))
+    for name, (chain, loop) in live.lassos.items():
+        result.violations.append(Counterexample("temporal", name, lasso_trace(model, chain, loop), loop))
+    result.liveness = {"checked": True, "properties": {name: ("violated" if name in live.lassos else "holds")
+                                                        for name in properties},
+                       "graph_states": live.graph_states, "graph_edges": live.graph_edges,
+                       "memory_bytes": live.memory_bytes, "elapsed_s": round(live.elapsed_s, 3)}
 
 
 class WithoutSymmetry:
@@ -200,7 +247,15 @@ def finding_text(cx) -> str:
         "invariant": f"invariant {cx.name} is violated",
         "action": f"step property {cx.name} is violated",
         "deadlock": "deadlock reached",
+        "temporal": f"temporal property {cx.name} is violated",
     }[cx.kind]
+
+
+def lasso_text(cx) -> str:
+    """Where a lasso's loop goes, counted in states from 1 as its steps are printed."""
+    if cx.loop == cx.length - 1:
+        return f"state {cx.loop + 1} stutters for ever"
+    return f"from state {cx.loop + 1}, the steps to state {cx.length} (state {cx.loop + 1} again) repeat for ever"
 
 
 def trace_text(path: str | None) -> str:
@@ -285,10 +340,15 @@ def report(model, result: Result, trace_paths: dict[str, str | None], *, quiet: 
     describe_action = action_labeller(model)
     for cx in result.counterexamples:
         kind = "expected" if cx.name in expected else "error"
-        print(f"{kind}: {finding_text(cx)}; shortest trace: {cx.length} states", file=out)
+        if cx.loop is None:
+            print(f"{kind}: {finding_text(cx)}; shortest trace: {cx.length} states", file=out)
+        else:
+            print(f"{kind}: {finding_text(cx)}; lasso: {cx.length} state{'s' * (cx.length != 1)}, {lasso_text(cx)}",
+                  file=out)
         if not quiet:
             for i, (action, _) in enumerate(cx.trace, start=1):
-                print(f"  {i:>3}  {describe_action(action)}", file=out)
+                mark = "  <- loop" if cx.loop is not None and i == cx.loop + 1 else ""
+                print(f"  {i:>3}  {describe_action(action)}{mark}", file=out)
         trace_path = trace_paths.get(cx.name)
         if trace_path is None:
             print("  trace: not written (the reason is on stderr)", file=out)
@@ -302,6 +362,16 @@ def report(model, result: Result, trace_paths: dict[str, str | None], *, quiet: 
         print(f"incomplete: the search stopped at the {bound} bound; states remain unexplored", file=out)
     elif result.verdict == "ok":
         print("ok: every invariant holds in every reachable state", file=out)
+    live = result.liveness
+    if live is not None and live["checked"]:
+        held = [name for name, verdict in live["properties"].items() if verdict == "holds"]
+        if held:
+            print(f"ok: under the model's fairness, {', '.join(held)} hold{'s' * (len(held) == 1)} on every behaviour",
+                  file=out)
+        print(f"liveness: {live['graph_states']:,} states, {live['graph_edges']:,} edges, {live['elapsed_s']:.2f} s",
+              file=out)
+    elif live is not None:
+        print(f"liveness: not checked ({live['why']})", file=out)
     print(
         f"{result.distinct_states:,} distinct states, {result.generated_states:,} generated, "
         f"depth {result.depth:,}, {result.elapsed_s:.2f} s ({result.states_per_s:,.0f} states/s)",

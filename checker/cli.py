@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--max-states", type=positive, metavar="N", help="stop after N distinct states")
     check.add_argument("--max-depth", type=positive, metavar="N", help="explore paths of at most N states")
     check.add_argument("--no-deadlock", action="store_true", help="do not report states without successors")
+    check.add_argument("--no-liveness", action="store_true",
+                       help="skip the liveness phase: check no temporal property the model declares")
     check.add_argument("--continue", dest="keep_going", action="store_true",
                        help="keep exploring after a violation; report the shortest trace of each")
     check.add_argument("--quiet", action="store_true", help="no progress, only the verdict")

@@ -30,7 +30,8 @@ def meaning_of(code: Any) -> str | None:
 
 
 def property_meanings(model: Any) -> dict[str, str]:
-    """name -> meaning of each invariant and step property that has one."""
+    """name -> meaning of each invariant and step property that has one, and of each temporal
+    property: its formula, with the model's member of that name's meaning when there is one."""
     found: dict[str, str] = {}
     for table in (getattr(model, "invariants", None) or {}, getattr(model, "action_invariants", None) or {}):
         try:
@@ -41,6 +42,16 @@ def property_meanings(model: Any) -> dict[str, str]:
             meaning = meaning_of(code)
             if meaning:
                 found[str(name)] = meaning
+    try:
+        temporal = list((getattr(model, "temporal_properties", None) or {}).items())
+    except Exception:
+        temporal = []
+    for name, prop in temporal:
+        formula = getattr(prop, "formula", None)
+        # the model's member of the property's name says what it means, as an action's does
+        meaning = meaning_of(getattr(model, name, None)) if isinstance(name, str) and name.isidentifier() else None
+        if isinstance(formula, str):
+            found[str(name)] = f"{formula}: {meaning}" if meaning else formula
     return found
 
 

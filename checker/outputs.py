@@ -209,7 +209,8 @@ def _encodable(value):
 def json_summary(result: Result, config: CheckConfig, options: dict, trace_paths: dict[str, str]) -> dict:
     summary = result.summary()
     summary["violations"] = [
-        {"invariant": cx.name, "kind": cx.kind, "length": cx.length, "trace": trace_paths.get(cx.name)}
+        {"invariant": cx.name, "kind": cx.kind, "length": cx.length, "trace": trace_paths.get(cx.name),
+         **({"loop": cx.loop} if cx.loop is not None else {})}
         for cx in result.violations
     ]
     summary["deadlock"] = (

@@ -44,6 +44,10 @@ class Model(Protocol):
 #                                    step, lost) and notes (step, lane, text)
 #   action_invariants -> dict[str, Callable[[state, action, next_state], bool]]
 #                                    step properties ([][P]_vars), checked on every transition
+#   temporal_properties -> dict[str, TemporalProperty]
+#                                    PROPERTY: P ~> Q, []<>P, <>[]P (kraftcheck.checker.temporal),
+#                                    checked by the liveness phase under ``fairness``
+#   fairness -> list[Fairness]       WF_vars/SF_vars of an action (per parameter, optionally)
 #   picture(vars, previous) -> str   how traces draw a state: ``vars`` and ``previous`` (the step
 #                                    before, or None) are describe() outputs as read back from a
 #                                    trace; returns a graphviz HTML-like label, one <TABLE>, with

@@ -26,13 +26,18 @@ class Counterexample:
     """A shortest path from an initial state to a bad state (or a bad step).
 
     ``kind`` is ``"invariant"`` (the last state violates ``name``), ``"action"`` (the last
-    step violates the step property ``name``) or ``"deadlock"`` (the last state has no
-    successor).  ``trace`` is a list of ``(action, state)``; the first action is ``None``.
+    step violates the step property ``name``), ``"deadlock"`` (the last state has no
+    successor) or ``"temporal"`` (a lasso, see ``loop``, on which the temporal property
+    ``name`` fails).  ``trace`` is a list of ``(action, state)``; the first action is ``None``.
     """
 
     kind: str
     name: str
     trace: list[tuple[Action | None, State]]
+    #: a lasso's (kind ``"temporal"``): the index of the state its loop starts at.  The last
+    #: state is that state again, so the steps from it to the end repeat for ever; when it is
+    #: the last state, that state stutters for ever
+    loop: int | None = None
 
     @property
     def length(self) -> int:
@@ -64,6 +69,8 @@ class Result:
     #: processes that ran the model's code: the local engine's ``--workers``, or 1 when no level was wide
     #: enough to hand over to them
     workers: int = 1
+    #: the liveness phase's figures (None: the model has no temporal property, or it was not run)
+    liveness: dict[str, Any] | None = None
 
     def set_coverage(self, generated: Mapping, distinct: Mapping, declared: Iterable[str] | None) -> None:
         """Coverage per action name from per-action counts (actions keyed as the model gave them),
@@ -91,10 +98,10 @@ class Result:
 
     @property
     def exit_code(self) -> int:
-        """TLC's exit code: 12 when an invariant is violated, 13 when only step properties
-        are (TLC checks a new state's invariants before the step's properties, so where both
+        """TLC's exit code: 12 when an invariant is violated, 13 when only step properties or
+        temporal properties are (TLC checks a new state's invariants before the step's properties, so where both
         break on one step, it reports the invariant), 11 deadlock, 3 incomplete, 0 ok."""
-        if self.violations and all(v.kind == "action" for v in self.violations):
+        if self.violations and all(v.kind in ("action", "temporal") for v in self.violations):
             return EXIT_STEP_PROPERTY
         return EXIT_CODES[self.verdict]
 
@@ -134,4 +141,5 @@ class Result:
             "fingerprint_collision_probability": self.fingerprint_collision_probability,
             "level_seconds": [round(s, 4) for s in self.level_seconds],
             "memory_bytes": self.memory_bytes,
+            **({"liveness": self.liveness} if self.liveness is not None else {}),
         }

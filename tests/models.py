@@ -312,3 +312,72 @@ class Tokens:
 
 def tokens(config: dict | None = None) -> Tokens:
     return Tokens(config or {})
+
+
+class Channel:
+    """A message sent again and again over a channel that may lose it: ``Send`` puts it on the
+    wire, ``Lose`` drops it, ``Deliver`` hands it over (then nothing is left to do).  ``Deliver``
+    is enabled only while the message is on the wire, so weak fairness on it does not force a
+    delivery (the sender may send and the channel lose for ever) and strong fairness does.
+
+    Settings: ``fairness`` ``weak`` or ``strong`` on ``Deliver`` (``Send`` weakly fair), or ``none``
+    at all.  Properties: ``Delivered`` (``[]<>Done``), ``Settles`` (``<>[]Quiet``: nothing on
+    the wire from some point on) and ``SentLeadsToDone`` (``OnWire ~> Done``)."""
+
+    actions = ["Send", "Lose", "Deliver"]
+
+    def __init__(self, config: dict):
+        from kraftcheck.checker.temporal import (always_eventually, eventually_always, leads_to, strong_fairness,
+                                                 weak_fairness)
+
+        fairness = _reject_unknown(config, {"fairness": "weak"})["fairness"]
+        self.invariants = {}
+        self.temporal_properties = {"Delivered": always_eventually(Done), "Settles": eventually_always(Quiet),
+                                    "SentLeadsToDone": leads_to(OnWire, Done)}
+        self.fairness = []
+        if fairness != "none":
+            self.fairness = [weak_fairness("Send"), (strong_fairness if fairness == "strong" else weak_fairness)("Deliver")]
+
+    def init_states(self):
+        return [("idle", False)]  # (sender, on the wire)
+
+    def successors(self, state):
+        sender, wire = state
+        if sender == "done":
+            return
+        if not wire:
+            yield "Send", (sender, True)
+        else:
+            yield "Lose", (sender, False)
+            yield "Deliver", ("done", False)
+
+
+def Done(state) -> bool:
+    return state[0] == "done"
+
+
+def Quiet(state) -> bool:
+    return not state[1]
+
+
+def OnWire(state) -> bool:
+    return state[1]
+
+
+def channel(config: dict | None = None) -> Channel:
+    return Channel(config or {})
+
+
+class SymmetricLock:
+    """The example lock with a symmetry reduction, which liveness refuses."""
+
+    def __new__(cls, config: dict):
+        from kraftcheck.examples.lock import make_model
+
+        lock = make_model(config)
+        lock.canonical = lambda state: state
+        return lock
+
+
+def symmetric_lock(config: dict | None = None):
+    return SymmetricLock(config or {})

@@ -99,6 +99,8 @@ def test_list_json():
     assert json.loads(p.stdout) == {
         "invariants": ["TypeOK", "NotFourGallons"],
         "actions": ["FillSmall", "FillBig", "EmptySmall", "EmptyBig", "SmallToBig", "BigToSmall"],
+        "temporal properties": [],
+        "fairness": [],
         "mutants": [],
         "meanings": {},  # the jugs' invariants are lambdas, without docstrings
     }

@@ -128,6 +128,9 @@ def run_minimize(args) -> int:
     refuse_replacing([args.trace], [("-o", output)])
     trace = load_trace(args.trace)
     kind, name = trace.meta.get("kind"), trace.meta.get("invariant")
+    if trace.written_by_kraftcheck and kind == "temporal":
+        raise ConfigError(f"{args.trace} is a lasso, built from shortest paths by the liveness phase; "
+                          "minimize works on invariants, step properties and deadlocks")
     if not trace.written_by_kraftcheck or kind not in ("invariant", "action", "deadlock"):
         raise ConfigError(f"{args.trace} is no counterexample of kraftcheck's: it names no violated property to keep")
     model_ref, model = model_for(trace, args.model, args.overrides)

@@ -47,7 +47,7 @@ def counterexample_document(model: Any, counterexample: Counterexample, meta: di
     actions = action_meanings(model, dict.fromkeys(step["action"] for step in steps[1:]))
     if actions:
         meanings["actions"] = actions
-    return trace_document(
+    document = trace_document(
         states,
         steps,
         {
@@ -59,6 +59,9 @@ def counterexample_document(model: Any, counterexample: Counterexample, meta: di
             **meta,
         },
     )
+    if counterexample.loop is not None:
+        document["loop"] = counterexample.loop  # ITF's lasso mark, as Apalache and Quint write it
+    return document
 
 
 def write_counterexample(

@@ -250,7 +250,36 @@ def _check_ending(model, trace: Trace, candidates: dict) -> str:
         if any(next(iter(model.successors(state)), None) is None for state in candidates):
             return f"state {last + 1} is a deadlock"
         raise ReplayFailed(last, f"state {last + 1} is not a deadlock: {_enabled(model, candidates)} is enabled")
+    if kind == "temporal":
+        return _check_lasso(model, trace)
     raise ReplayFailed(last, f"unknown counterexample kind {excerpt(repr(kind))} in the trace's #meta")
+
+
+def _check_lasso(model, trace: Trace) -> str:
+    """A lasso's checks: its loop closes, keeps the model's fairness, and breaks the property."""
+    from kraftcheck.checker.temporal import declared_fairness, lasso_violates, loop_unfairness
+
+    name = excerpt(trace.meta.get("invariant"))
+    last = len(trace.steps) - 1
+    prop = (getattr(model, "temporal_properties", None) or {}).get(trace.meta.get("invariant"))
+    if prop is None:
+        raise ReplayFailed(last, f"the model has no temporal property named {name}")
+    if trace.loop is None:
+        raise ReplayFailed(last, "the trace of a temporal property must be a lasso: it has no 'loop'")
+    first, steps = concrete_run(trace, model)
+    states = [first] + [state for _, state in steps]
+    loop = trace.loop
+    if loop < last and states[last] != states[loop]:
+        raise ReplayFailed(last, f"the loop does not close: state {last + 1} is not state {loop + 1} again")
+    looped = states[loop:last] if loop < last else [states[last]]
+    unfair = loop_unfairness(model, declared_fairness(model), looped, steps[loop:last])
+    if unfair:
+        raise ReplayFailed(last, f"the loop from state {loop + 1} is not fair: {unfair}")
+    if not lasso_violates(prop, states, loop):
+        raise ReplayFailed(last, f"the lasso does not violate {name} ({prop.formula})")
+    where = (f"state {loop + 1} stutters for ever" if loop == last
+             else f"the loop from state {loop + 1} closes")
+    return f"{where}, keeps the model's fairness, and violates {name} ({prop.formula})"
 
 
 def _enabled(model, candidates: dict) -> str:

@@ -97,6 +97,8 @@ class Trace:
             return f"step {last + 1} ({self.steps[last].action}) violates the step property {name}"
         if kind == "deadlock":
             return f"state {last + 1} is a deadlock: no action is enabled"
+        if kind == "temporal":
+            return f"the behaviour violates the temporal property {name}"
         if self.meta.get("status") == "violation" or kind is not None:
             return f"the last state ({last + 1}) is a {kind or 'violation'}"
         return None
@@ -106,6 +108,12 @@ class Trace:
         """For a lasso (ITF's ``loop``): where the last state goes back to."""
         if self.loop is None:
             return None
+        last = len(self.steps) - 1
+        if self.loop == last:
+            return f"state {last + 1} stutters for ever: from step {last + 1} on, nothing changes"
+        if self.steps[last].raw == self.steps[self.loop].raw:  # kraftcheck's lassos, and Apalache's
+            return (f"state {last + 1} is state {self.loop + 1} again: from step {self.loop + 1}, "
+                    f"the steps to state {last + 1} repeat for ever")
         return f"then back to state {self.loop + 1}: the steps from there repeat forever"
 
     @property
