@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .arguments import positive, workers_count
-from .check import build_named_model
+from .check import build_named_model, check_temporal, without_symmetry
 from .config import MUTANT_SETTING, CheckConfig, ConfigError, ModelFailed, load_config, parse_override
 from .errors import EXIT_MODEL_FAILED, error, model_failure, search_failure
 from .jobs import TaskLost, run_tasks
@@ -25,6 +25,7 @@ from .outputs import refuse_replacing, unwritable
 from .protocol import ModelProtocolError
 from .result import Counterexample
 from .suite import EXIT_EXPECTED_MISSING
+from .temporal import declared_properties
 from .workers import available_cores, explore
 
 #: The exit code when a mutant escapes every config (and no model's code failed): an expected
@@ -213,6 +214,11 @@ def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome, *, w
             progress=reporter,
             workers=workers,
         )
+        # a liveness mutant breaks only a temporal property: the liveness phase follows, on the
+        # model without its symmetry reduction (which would make its loops unsound)
+        properties = declared_properties(model)
+        if properties:
+            check_temporal(without_symmetry(model, True), result, properties)
     except (KeyboardInterrupt, ModelProtocolError):
         raise
     except (Exception, SystemExit) as e:  # the model's own code failed: said in the mutant's row
@@ -249,6 +255,14 @@ def _replays(baseline, cx: Counterexample) -> bool:
         return baseline.invariants[cx.name](last) is False
     if cx.kind == "action":
         return baseline.action_invariants[cx.name](trace[-2][1], trace[-1][0], last) is False
+    if cx.kind == "temporal":
+        from .temporal import declared_fairness, lasso_violates, loop_unfairness
+
+        states = [state for _, state in trace]
+        looped = states[cx.loop:-1] if cx.loop < len(states) - 1 else states[cx.loop:]
+        prop = (getattr(baseline, "temporal_properties", None) or {}).get(cx.name)
+        return (prop is not None and loop_unfairness(baseline, declared_fairness(baseline), looped, trace[cx.loop + 1:]) is None
+                and lasso_violates(prop, states, cx.loop))
     return not any(True for _ in baseline.successors(last))
 
 

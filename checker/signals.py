@@ -141,7 +141,7 @@ def report_interruption(interruption: KeyboardInterrupt, out=None, err=None) -> 
 def found_lines(violations) -> list[str]:
     """What a stopped search had found, as ``check`` reports it; its traces are not written."""
     said = {"invariant": "invariant {} is violated", "action": "step property {} is violated",
-            "deadlock": "deadlock reached"}
+            "deadlock": "deadlock reached", "temporal": "temporal property {} is violated"}
     return [f"error: {said[kind].format(name)}; shortest trace: {length} states (found before the interruption; "
             "its trace is not written)" for kind, name, length in violations]
 

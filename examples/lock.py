@@ -89,6 +89,21 @@ class Lock:
     def Release(self):
         """The holder gives the lock back."""
 
+    def sequence(self, steps) -> dict:
+        """The trace as a message sequence chart: a lane per process and one for the lock; taking
+        and giving back the lock are messages to it, a process's new state a note."""
+        lanes = [f"process {p}" for p in self.processes] + ["lock"]
+        messages, notes = [], []
+        for i, step in enumerate(steps):
+            if step.action not in self.actions:
+                continue
+            p = step.params[0]
+            notes.append({"step": i, "lane": f"process {p}", "text": step.values["pc"][p]})
+            if step.action in ("Acquire", "Release"):
+                messages.append({"label": "take" if step.action == "Acquire" else "give back", "sender": f"process {p}",
+                                 "receiver": "lock", "sent": i, "delivered": i, "lost": False})
+        return {"lanes": lanes, "messages": messages, "notes": notes}
+
     def describe(self, state) -> dict:
         pcs, holder = state
         return {"pc": list(pcs), "holder": -1 if holder is None else holder}

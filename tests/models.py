@@ -325,12 +325,14 @@ class Channel:
     the wire from some point on) and ``SentLeadsToDone`` (``OnWire ~> Done``)."""
 
     actions = ["Send", "Lose", "Deliver"]
+    mutants = {"black_hole": "the wire never delivers: it only loses (breaks no invariant, only liveness)"}
 
     def __init__(self, config: dict):
         from kraftcheck.checker.temporal import (always_eventually, eventually_always, leads_to, strong_fairness,
                                                  weak_fairness)
 
-        fairness = _reject_unknown(config, {"fairness": "weak"})["fairness"]
+        settings = _reject_unknown(config, {"fairness": "weak", "mutant": "none"})
+        fairness, self.mutant = settings["fairness"], settings["mutant"]
         self.invariants = {}
         self.temporal_properties = {"Delivered": always_eventually(Done), "Settles": eventually_always(Quiet),
                                     "SentLeadsToDone": leads_to(OnWire, Done)}
@@ -349,7 +351,8 @@ class Channel:
             yield "Send", (sender, True)
         else:
             yield "Lose", (sender, False)
-            yield "Deliver", ("done", False)
+            if self.mutant != "black_hole":
+                yield "Deliver", ("done", False)
 
 
 def Done(state) -> bool:

@@ -278,3 +278,32 @@ def test_the_python_api_runs_the_liveness_phase_too():
     assert kraftcheck.check("kraftcheck.examples.lock:make_model", liveness=False).verdict == "ok"
     assert kraftcheck.check("kraftcheck.examples.lock:make_model", fairness="strong").liveness["properties"] == {
         "ReleasesTheLock": "holds", "NoStarvation": "holds"}
+
+
+def test_a_mutant_that_breaks_only_liveness_is_caught(tmp_path):
+    """The channel's black hole breaks no invariant: only the liveness phase, which ``mutants``
+    runs after each search, catches it."""
+    config = tmp_path / "strong.toml"
+    config.write_text('[model]\nfairness = "strong"\n[check]\ndeadlock = false\n')
+    done = kraftcheck("mutants", "--model", "tests.models:channel", str(config))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == [
+        "mutant      verdict  config  trace  violated",
+        "black_hole  caught   strong      3  Delivered, Settles, SentLeadsToDone",
+        "mutation score: 1/1 caught"]
+    safety_only = kraftcheck("check", "--model", "tests.models:channel", str(config), "--set", "mutant=black_hole",
+                             "--no-liveness", "--quiet", "--trace-dir", str(tmp_path))
+    assert safety_only.returncode == 0
+
+
+def test_the_sequence_chart_says_where_the_loop_goes(tmp_path):
+    kraftcheck("check", "--model", "kraftcheck.examples.lock:make_model", "--trace-dir", str(tmp_path), "--no-picture")
+    dot = tmp_path / "chart.dot"
+    done = kraftcheck("trace", "render", str(tmp_path / "lock_NoStarvation.itf.json"), "-o", str(dot), "--style",
+                      "sequence")
+    assert (done.returncode, done.stderr) == (0, "")
+    source = dot.read_text()
+    assert "head_lane2 [label=<<B>lock</B>>" in source
+    assert "<I>(the loop starts here)</I>" in source.split("r1_step")[1].split("]")[0]
+    assert "<I>state 5 is state 2 again: from step 2, the steps to state 5 repeat for ever</I>" in source
+    assert source.count("xlabel=<take>") == 1 and source.count("xlabel=<give back>") == 1

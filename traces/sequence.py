@@ -136,6 +136,10 @@ def sequence_graph(trace: Trace, chart: Chart):
             row.attr(rank="same")
             last = i == rows - 1 and trace.verdict
             text = f"<B>{step.number}</B>  {escape(step.label)}"
+            if i == rows - 1 and trace.loop_note:  # a lasso: where the behaviour goes on for ever
+                text += f'<BR ALIGN="LEFT"/><I>{escape(trace.loop_note)}</I>'
+            if i == trace.loop and rows > 1:
+                text += '<BR ALIGN="LEFT"/><I>(the loop starts here)</I>'
             if last:
                 text += f'<BR ALIGN="LEFT"/><FONT COLOR="{BAD}"><B>{escape(trace.verdict)}</B></FONT>'
             row.node(f"r{i}_step", f"<{text}<BR ALIGN=\"LEFT\"/>>", shape="plaintext")
