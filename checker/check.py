@@ -161,7 +161,7 @@ def check_config(args, run: ConfigRun, trace_dir: Path, *, always_name: bool = F
     try:
         result = run_engine(args, config, run.model, run.options, reporter)
         if properties:
-            check_temporal(run.model, result, properties)
+            check_temporal(run.model, result, properties, progress=reporter)
     except (KeyboardInterrupt, ModelProtocolError, ConfigError):
         raise
     except (Exception, SystemExit) as e:  # the model's own code failed: say where, briefly
@@ -204,7 +204,7 @@ def liveness_properties(args, model) -> dict:
     return properties
 
 
-def check_temporal(model, result: Result, properties: dict) -> None:
+def check_temporal(model, result: Result, properties: dict, progress=None) -> None:
     """The liveness phase, after a search that found every invariant holding: a lasso for each
     temporal property that fails, as a counterexample of kind ``temporal``.  After any other
     verdict the phase is skipped and the result says so."""
@@ -216,7 +216,18 @@ def check_temporal(model, result: Result, properties: dict) -> None:
         result.liveness = {"checked": False, "properties": list(properties),
                            "why": f"the search's verdict is {result.verdict}"}
         return
-    live = check_liveness(model, properties, declared_fairness(model))
+    graph_progress = None
+    if progress is not None:  # the graph's growth, as the search's progress shows (no depth: 0)
+        import time
+
+        from .bfs import Progress
+
+        started = time.perf_counter()
+
+        def graph_progress(states: int, edges: int, queued: int) -> None:
+            progress(Progress(states, edges, 0, queued, time.perf_counter() - started))
+
+    live = check_liveness(model, properties, declared_fairness(model), progress=graph_progress)
     for name, (chain, loop) in live.lassos.items():
         result.violations.append(Counterexample("temporal", name, lasso_trace(model, chain, loop), loop))
     result.liveness = {"checked": True, "properties": {name: ("violated" if name in live.lassos else "holds")

@@ -96,9 +96,10 @@ class StateGraph:
         return lo
 
 
-def build_graph(model, predicates: Iterable[Callable], *, progress: Callable[[int, int], None] | None = None
+def build_graph(model, predicates: Iterable[Callable], *, progress: Callable[[int, int, int], None] | None = None
                 ) -> StateGraph:
-    """Explore the model breadth first and keep its whole graph (see the module's docstring)."""
+    """Explore the model breadth first and keep its whole graph (see the module's docstring).
+    ``progress(states, edges, queued)`` is called now and then."""
     predicates = list(dict.fromkeys(predicates))
     holds = {p: bytearray() for p in predicates}
     number: dict[int, int] = {}
@@ -137,7 +138,7 @@ def build_graph(model, predicates: Iterable[Callable], *, progress: Callable[[in
             action_ids.append(a)
         expanded += 1
         if progress is not None and not expanded & (_PROGRESS_EVERY - 1):
-            progress(expanded, len(number))
+            progress(len(number), len(targets), len(queue))
     offsets.append(len(targets))
     return StateGraph(offsets, targets, action_ids, actions, parent_edge, initial, holds)
 
@@ -466,7 +467,7 @@ class LivenessResult:
 
 
 def check_liveness(model, properties: dict[str, TemporalProperty], fairness: list[Fairness], *,
-                   progress: Callable[[int, int], None] | None = None) -> LivenessResult:
+                   progress: Callable[[int, int, int], None] | None = None) -> LivenessResult:
     """Build the graph and check every property on it."""
     if getattr(model, "canonical", None) is not None:
         raise SymmetryAndLiveness(

@@ -91,7 +91,8 @@ def _entry(path: str, folder: Path, number: int, entry: dict) -> SuiteEntry:
 def check_expected_names(entry: SuiteEntry, model, source: str) -> None:
     """Every expected name is one of the model's properties (or ``Deadlock``): a misspelt one is
     bad input before the search, not a finding that never shows."""
-    known = set(getattr(model, "invariants", {}) or {}) | set(getattr(model, "action_invariants", {}) or {})
+    known = (set(getattr(model, "invariants", {}) or {}) | set(getattr(model, "action_invariants", {}) or {})
+             | set(getattr(model, "temporal_properties", {}) or {}))
     for name in entry.expect:
         if name not in known and name != DEADLOCK_NAME:
             raise ConfigError(f"{source}: the suite expects {name!r}, which the model does not check "

@@ -307,3 +307,18 @@ def test_the_sequence_chart_says_where_the_loop_goes(tmp_path):
     assert "<I>(the loop starts here)</I>" in source.split("r1_step")[1].split("]")[0]
     assert "<I>state 5 is state 2 again: from step 2, the steps to state 5 repeat for ever</I>" in source
     assert source.count("xlabel=<take>") == 1 and source.count("xlabel=<give back>") == 1
+
+
+def test_a_suite_may_expect_a_temporal_property_to_fail(tmp_path):
+    (tmp_path / "weak.toml").write_text('[check]\nmodel = "kraftcheck.examples.lock:make_model"\n')
+    (tmp_path / "strong.toml").write_text('[check]\nmodel = "kraftcheck.examples.lock:make_model"\n'
+                                          '[model]\nfairness = "strong"\n')
+    suite = tmp_path / "suite.toml"
+    suite.write_text('[[config]]\npath = "weak.toml"\nexpect = ["NoStarvation"]\n[[config]]\npath = "strong.toml"\n')
+    done = kraftcheck("check", "--suite", str(suite), "--trace-dir", str(tmp_path / "out"), "-j", "1",
+                      "--json", str(tmp_path / "summary.json"))
+    assert (done.returncode, done.stderr) == (0, ""), done.stdout
+    rows = {row["config"]["source"].rsplit("/", 1)[-1]: row for row in json.loads((tmp_path / "summary.json").read_text())["configs"]}
+    assert (rows["weak.toml"]["expectation_met"], rows["weak.toml"]["violations"][0]["loop"]) == (True, 1)
+    assert (rows["strong.toml"]["verdict"], rows["strong.toml"]["liveness"]["properties"]) == (
+        "ok", {"ReleasesTheLock": "holds", "NoStarvation": "holds"})
