@@ -216,24 +216,25 @@ def check_temporal(model, result: Result, properties: dict, progress=None) -> No
         result.liveness = {"checked": False, "properties": list(properties),
                            "why": f"the search's verdict is {result.verdict}"}
         return
-    graph_progress = None
-    if progress is not None:  # the graph's growth, as the search's progress shows (no depth: 0)
-        import time
-
-        from .bfs import Progress
-
-        started = time.perf_counter()
-
-        def graph_progress(states: int, edges: int, queued: int) -> None:
-            progress(Progress(states, edges, 0, queued, time.perf_counter() - started))
-
-    live = check_liveness(model, properties, declared_fairness(model), progress=graph_progress)
+    live = check_liveness(model, properties, declared_fairness(model), progress=graph_progress(progress))
     for name, (chain, loop) in live.lassos.items():
         result.violations.append(Counterexample("temporal", name, lasso_trace(model, chain, loop), loop))
     result.liveness = {"checked": True, "properties": {name: ("violated" if name in live.lassos else "holds")
                                                         for name in properties},
                        "graph_states": live.graph_states, "graph_edges": live.graph_edges,
                        "memory_bytes": live.memory_bytes, "elapsed_s": round(live.elapsed_s, 3)}
+
+
+def graph_progress(progress):
+    """The liveness graph's growth as the search's progress shows it (no depth: 0), or None."""
+    if progress is None:
+        return None
+    import time
+
+    from .bfs import Progress
+
+    started = time.perf_counter()
+    return lambda states, edges, queued: progress(Progress(states, edges, 0, queued, time.perf_counter() - started))
 
 
 class WithoutSymmetry:
