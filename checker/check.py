@@ -199,8 +199,9 @@ def liveness_properties(args, model) -> dict:
         raise ConfigError("the Spark engine checks invariants only: the liveness phase needs the whole state graph "
                           "in one process; use --engine local, or --no-liveness")
     if getattr(model, "canonical", None) is not None:
-        raise ConfigError("liveness is not checked with symmetry reduction: a loop in the reduced graph need not be "
-                          "one of the model's (TLC's reduction is unsound here too); add --no-symmetry, or --no-liveness")
+        from .liveness import SYMMETRY_REFUSAL
+
+        raise ConfigError(SYMMETRY_REFUSAL)
     return properties
 
 

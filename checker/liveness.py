@@ -49,6 +49,11 @@ NETWORKX_EDGES = 50_000
 _PROGRESS_EVERY = 4096
 
 
+#: Why a model with symmetry reduction is refused: lassos in the reduced graph need not be the model's.
+SYMMETRY_REFUSAL = ("liveness is not checked with symmetry reduction: a loop in the reduced graph need not be one "
+                    "of the model's (TLC's reduction is unsound here too); add --no-symmetry, or --no-liveness")
+
+
 class SymmetryAndLiveness(ValueError):
     """A model with symmetry reduction: lassos in the reduced graph need not be the model's."""
 
@@ -470,9 +475,7 @@ def check_liveness(model, properties: dict[str, TemporalProperty], fairness: lis
                    progress: Callable[[int, int, int], None] | None = None) -> LivenessResult:
     """Build the graph and check every property on it."""
     if getattr(model, "canonical", None) is not None:
-        raise SymmetryAndLiveness(
-            "liveness is not checked with symmetry reduction: a loop in the reduced graph need not be "
-            "one of the model's (TLC's reduction is unsound here too); add --no-symmetry, or --no-liveness")
+        raise SymmetryAndLiveness(SYMMETRY_REFUSAL)
     started = time.perf_counter()
     predicates = [p for prop in properties.values() for p in (prop.p, prop.q) if p is not None]
     graph = build_graph(model, predicates, progress=progress)
