@@ -161,7 +161,8 @@ def check_config(args, run: ConfigRun, trace_dir: Path, *, always_name: bool = F
     try:
         result = run_engine(args, config, run.model, run.options, reporter)
         if properties:
-            check_temporal(run.model, result, properties, progress=reporter)
+            check_temporal(run.model, result, properties, progress=reporter,
+                           after_violations=run.options.get("stop_on_violation") is False)
     except (KeyboardInterrupt, ModelProtocolError, ConfigError):
         raise
     except (Exception, SystemExit) as e:  # the model's own code failed: say where, briefly
@@ -205,15 +206,18 @@ def liveness_properties(args, model) -> dict:
     return properties
 
 
-def check_temporal(model, result: Result, properties: dict, progress=None) -> None:
+def check_temporal(model, result: Result, properties: dict, progress=None, after_violations: bool = False) -> None:
     """The liveness phase, after a search that found every invariant holding: a lasso for each
-    temporal property that fails, as a counterexample of kind ``temporal``.  After any other
-    verdict the phase is skipped and the result says so."""
+    temporal property that fails, as a counterexample of kind ``temporal``.  With
+    ``after_violations`` (``--continue``, whose search explores every state whatever it finds),
+    also after a search whose only verdict is its violations.  After any other verdict the
+    phase is skipped and the result says so."""
     from .liveness import check_liveness, lasso_trace
-    from .result import Counterexample
+    from .result import VIOLATION, Counterexample
     from .temporal import declared_fairness
 
-    if result.verdict != OK:
+    complete = result.deadlock is None and result.stopped_by is None
+    if result.verdict != OK and not (after_violations and result.verdict == VIOLATION and complete):
         result.liveness = {"checked": False, "properties": list(properties),
                            "why": f"the search's verdict is {result.verdict}"}
         return

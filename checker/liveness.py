@@ -41,7 +41,9 @@ from typing import Callable, Iterable
 from .fingerprint import fingerprint
 from .path import NondeterministicModel, replay
 from .protocol import ModelProtocolError, predicate_holds
-from .temporal import ALWAYS_EVENTUALLY, EVENTUALLY_ALWAYS, LEADS_TO, STRONG, WEAK, Fairness, TemporalProperty
+from .temporal import (
+    ALWAYS_EVENTUALLY, EVENTUALLY_ALWAYS, FOR_EACH, LEADS_TO, STRONG, WEAK, Fairness, TemporalProperty, predicates_of,
+)
 
 #: Below this many edges, networkx decomposes the graph; at and above, this module's own code.
 NETWORKX_EDGES = 50_000
@@ -408,7 +410,10 @@ def loop_through(graph: StateGraph, index: FairnessIndex, component: FairCompone
 
 
 def check_property(graph: StateGraph, index: FairnessIndex, prop: TemporalProperty) -> Lasso | None:
-    """A lasso on which ``prop`` fails, or None when it holds."""
+    """A lasso on which ``prop`` fails, or None when it holds (a for-each: its first part that
+    fails, in the order of its values)."""
+    if prop.kind == FOR_EACH:
+        return next((lasso for _, part in prop.parts if (lasso := check_property(graph, index, part)) is not None), None)
     p = graph.holds[prop.p]
     if prop.kind == ALWAYS_EVENTUALLY:
         fair = fair_components(graph, index, bytearray(1 - b for b in p))
@@ -477,7 +482,7 @@ def check_liveness(model, properties: dict[str, TemporalProperty], fairness: lis
     if getattr(model, "canonical", None) is not None:
         raise SymmetryAndLiveness(SYMMETRY_REFUSAL)
     started = time.perf_counter()
-    predicates = [p for prop in properties.values() for p in (prop.p, prop.q) if p is not None]
+    predicates = [p for prop in properties.values() for p in predicates_of(prop)]
     graph = build_graph(model, predicates, progress=progress)
     index = FairnessIndex(graph, fairness)
     lassos = {}

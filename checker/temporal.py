@@ -4,7 +4,8 @@ A model may offer two more optional members (see :mod:`.protocol`):
 
 - ``temporal_properties``: name -> a property made here, TLA+'s ``PROPERTY``:
   ``leads_to(P, Q)`` (``P ~> Q``), ``always_eventually(P)`` (``[]<>P``) and
-  ``eventually_always(P)`` (``<>[]P``), over predicates on one state;
+  ``eventually_always(P)`` (``<>[]P``), over predicates on one state; and
+  ``for_each(values, make)`` (``\\A x \\in values: make(x)``), one of those for each value;
 - ``fairness``: a list of conditions made here, the fairness conjuncts of TLA+'s ``Spec``:
   ``weak_fairness("A")`` (``WF_vars(A)``) and ``strong_fairness("A")`` (``SF_vars(A)``) for
   the steps of the action named A, or of every action (``weak_fairness()``: ``WF_vars(Next)``);
@@ -25,21 +26,25 @@ from .protocol import State, action_name
 
 Predicate = Callable[[State], bool]
 
-LEADS_TO, ALWAYS_EVENTUALLY, EVENTUALLY_ALWAYS = "leads_to", "always_eventually", "eventually_always"
+LEADS_TO, ALWAYS_EVENTUALLY, EVENTUALLY_ALWAYS, FOR_EACH = "leads_to", "always_eventually", "eventually_always", "for_each"
 WEAK, STRONG = "weak", "strong"
 
 
 @dataclass(frozen=True)
 class TemporalProperty:
-    """``P ~> Q``, ``[]<>P`` or ``<>[]P`` (``q`` only for leads-to)."""
+    """``P ~> Q``, ``[]<>P`` or ``<>[]P`` (``q`` only for leads-to), or the conjunction of
+    ``parts`` (for-each: ``\\A x \\in S: ...``, one part per value, each ``(value, property)``)."""
 
     kind: str
-    p: Predicate
+    p: Predicate | None
     q: Predicate | None = None
+    parts: tuple = ()
 
     @property
     def formula(self) -> str:
         """The property as TLA+ writes it, with each predicate by its name."""
+        if self.kind == FOR_EACH:
+            return " /\\ ".join(f"({part.formula})" for _, part in self.parts)
         p = _name(self.p)
         if self.kind == LEADS_TO:
             return f"{p} ~> {_name(self.q)}"
@@ -95,6 +100,25 @@ def strong_fairness(action: str | None = None, *, per_parameter: bool = False) -
     return Fairness(STRONG, action, per_parameter)
 
 
+def for_each(values, make: Callable[[Any], TemporalProperty]) -> TemporalProperty:
+    """``\\A x \\in values: make(x)``: ``make(x)``, a property of the other kinds, for every value; it
+    fails where one of them fails.  Give the predicates ``make`` builds names that say their value
+    (their ``__name__``), for the formula a listing shows."""
+    parts = tuple((x, make(x)) for x in values)
+    for x, part in parts:
+        if not isinstance(part, TemporalProperty) or part.kind == FOR_EACH:
+            raise TypeError(f"for_each's property for {x!r} is not one made by leads_to, always_eventually or "
+                            "eventually_always")
+    return TemporalProperty(FOR_EACH, None, parts=parts)
+
+
+def predicates_of(prop: TemporalProperty) -> list[Predicate]:
+    """The state predicates a property names, its parts' too."""
+    if prop.kind == FOR_EACH:
+        return [p for _, part in prop.parts for p in predicates_of(part)]
+    return [p for p in (prop.p, prop.q) if p is not None]
+
+
 def _name(predicate: Predicate | None) -> str:
     return getattr(predicate, "__name__", None) or repr(predicate)
 
@@ -105,7 +129,7 @@ def declared_properties(model) -> dict[str, TemporalProperty]:
     for name, prop in properties.items():
         if not isinstance(prop, TemporalProperty):
             raise TypeError(f"temporal property {name} is a {type(prop).__name__}, not one made by "
-                            "leads_to, always_eventually or eventually_always")
+                            "leads_to, always_eventually, eventually_always or for_each")
     return properties
 
 
@@ -159,6 +183,8 @@ def lasso_violates(prop: TemporalProperty, states: list, loop: int) -> bool:
     """Whether the behaviour ``states[:loop]`` then ``states[loop:]`` for ever breaks ``prop``
     (when the last state is ``states[loop]`` again, the loop is ``states[loop:-1]``; either way
     the states from ``loop`` on are those visited for ever)."""
+    if prop.kind == FOR_EACH:
+        return any(lasso_violates(part, states, loop) for _, part in prop.parts)
     looped = states[loop:]
     if prop.kind == ALWAYS_EVENTUALLY:
         return not any(prop.p(s) for s in looped)

@@ -98,6 +98,9 @@ class Settings:
     #: the Kafka controller the model follows (semantics "code"): "1eb7644", the code it was read
     #: from (the default), or a release from "4.0.0" to "4.4.0"
     kafka_version: str = KAFKA_CODE_READ
+    #: the progress properties (model/progress.py) and their fairness: the check's liveness phase
+    #: holds every behaviour to them
+    progress: bool = False
     mutant: str = "none"
 
     @property

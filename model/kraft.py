@@ -21,6 +21,7 @@ from .mutants import CAUGHT_AT, MUTANTS
 from .network import DELIVERY_ACTION, NetworkActions, message_label
 from .operators import Operators
 from .picture import picture
+from .progress import Progress
 from .tool import RecoveryToolActions
 from .records import Records, record_label
 from .rules import KafkaRules
@@ -36,7 +37,8 @@ from .state import (
 from .uuids import FIRST_REAL, uuid_name
 
 
-class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToolActions, NetworkActions, Records, Invariants, Operators):
+class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToolActions, NetworkActions, Records, Invariants,
+                Progress, Operators):
     """The model: constants from the settings, Init, Next as named actions, invariants."""
 
     def __init__(self, settings: Settings):
@@ -79,6 +81,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             "IsrElrDisjoint": self.IsrElrDisjoint,
             "ElrOnlyBelowMinIsr": self.ElrOnlyBelowMinIsr,
         }
+        if st.progress:
+            self.temporal_properties = self.progress_properties()
+            self.fairness = self.progress_fairness()
         # The traces' picture of a state (model/picture.py) and their message sequence chart
         # (model/sequence.py), drawn from ``describe``'s output.
         self.picture = picture

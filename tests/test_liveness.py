@@ -268,7 +268,7 @@ def test_a_temporal_property_that_is_not_one_is_the_models_error():
     lock = make_lock({})
     lock.temporal_properties = {"Bad": lambda s: True}
     with pytest.raises(TypeError, match="^temporal property Bad is a function, not one made by leads_to, "
-                                        "always_eventually or eventually_always$"):
+                                        "always_eventually, eventually_always or for_each$"):
         declared_properties(lock)
 
 

@@ -1,0 +1,141 @@
+"""What must eventually happen: the progress properties KIP-858 and the controller promise, each a
+leads-to named like its TLA+ operator, and the fairness that makes them hold (model setting
+``progress``; spec/README.md gives each one's verdicts).
+
+Each property is ``\\A x: Stuck(x) ~> ~Stuck(x)``: a situation that needs someone to act does
+not last for ever.  The fairness is the weakest that the KIP's reading needs, and each condition
+stands for something real:
+
+- the broker's own loops are weakly fair: its heartbeat timer, its registration and assignment
+  retries (AssignmentsManager), its metadata publisher, its log-directory failure timer;
+- the controller's handlers of a delivered request or response are weakly fair per message: a
+  controller that keeps running handles what reaches it, and a response reaches a broker that
+  keeps running;
+- the controller's own timers are weakly fair: the heartbeat-session check that fences an
+  expired incarnation, the periodic unclean election (with the topic's unclean.leader.election
+  .enable), the quorum committing what it appended;
+- sending a request needs room in the network (``max_messages``), which other messages take and
+  give back: the broker's sends are strongly fair, as its retry timers keep firing however often
+  the connection is busy;
+- the controller may time out any one heartbeat (a request that waited too long in its queue), but
+  not every heartbeat for ever: handling a heartbeat is strongly fair.
+
+Nothing is fair for the environment: crashes, restarts, disk failures, lost messages, moves,
+operators, producers and the recovery tool may act or not.  Their bounds (``restarts``,
+``dir_failures``, ``max_losses``, ...) end each of them after finitely many steps.
+"""
+
+from __future__ import annotations
+
+from kraftcheck.checker.temporal import for_each, leads_to, strong_fairness, weak_fairness
+
+from .state import (
+    DIR_STATE, ELR, FAILED, FENCED, HEALTHY, ISR, LEADER, LOGS, NONE, NO_LEADER, PARTITION, QUEUED, RUNNING, STATUS,
+)
+
+#: The broker's and the controller's duties: (action, fairness), each condition per parameter.
+PROGRESS_FAIRNESS = (
+    ("BrokerSendsRegistration", strong_fairness),
+    ("BrokerReceivesRegistrationResponse", weak_fairness),
+    ("BrokerSendsHeartbeat", strong_fairness),
+    ("BrokerReceivesHeartbeatResponse", weak_fairness),
+    ("BrokerConsumesMetadata", weak_fairness),
+    ("BrokerSendsAssignment", strong_fairness),
+    ("BrokerReceivesAssignmentResponse", weak_fairness),
+    ("BrokerShutsDownOnDirFailureTimeout", weak_fairness),
+    ("BrokerSendsAlterReplicaState", strong_fairness),
+    ("BrokerLoadsMetadata", weak_fairness),
+    ("ControllerHandlesRegistration", weak_fairness),
+    ("ControllerHandlesHeartbeat", strong_fairness),
+    ("ControllerFencesExpiredBroker", weak_fairness),
+    ("ControllerHandlesAssignment", weak_fairness),
+    ("ControllerHandlesAlterReplicaState", weak_fairness),
+    ("ControllerHandlesAlterPartition", weak_fairness),
+    ("BrokerReceivesAlterPartitionResponse", weak_fairness),
+    ("ControllerElectsUncleanLeaders", weak_fairness),
+    ("ControllerCommits", weak_fairness),
+)
+
+
+def named(predicate, name: str):
+    """The predicate, named as the property's formula shows it."""
+    predicate.__name__ = name
+    return predicate
+
+
+def lasts_not(stuck, name: str, values):
+    """``\\A x \\in values: Stuck(x) ~> ~Stuck(x)``."""
+    def one(x):
+        label = f"{name}({', '.join(map(str, x)) if isinstance(x, tuple) else x})"
+        return leads_to(named(lambda s: stuck(s, x), label), named(lambda s: not stuck(s, x), f"~{label}"))
+    return for_each(values, one)
+
+
+class Progress:
+    """The progress properties and their fairness (with the model setting ``progress``)."""
+
+    def progress_properties(self) -> dict:
+        pairs = tuple((b, p) for b in self.brokers for p in self.partitions)
+        return {
+            "FailedDirLeadershipsMove": lasts_not(self.LeadsFromFailedDir, "LeadsFromFailedDir", self.partitions),
+            "RunningBrokerUnfenced": lasts_not(self.RunningButFenced, "RunningButFenced", self.brokers),
+            "AssignmentSettled": lasts_not(self.AssignmentPending, "AssignmentPending", pairs),
+            "LeaderlessPartitionElected": lasts_not(self.LeaderlessWithCandidate, "LeaderlessWithCandidate",
+                                                    self.partitions),
+            "ReportedFailureSettled": lasts_not(self.FailureUnacknowledged, "FailureUnacknowledged", self.brokers),
+        }
+
+    def progress_fairness(self) -> list:
+        return [fair(action, per_parameter=True) for action, fair in PROGRESS_FAIRNESS]
+
+    def FailedDirLeadershipsMove(self):
+        """A running broker that leads partition p from a failed directory (its log only on
+        failed disks) stops leading it: the controller moves the leadership, or the broker stops."""
+
+    def RunningBrokerUnfenced(self):
+        """A running broker (its registration answered) that the controller holds fenced is
+        eventually unfenced, or stops running."""
+
+    def AssignmentSettled(self):
+        """A directory assignment the broker has queued is eventually settled, accepted or given
+        up, and not retried for ever (KAFKA-16886, KAFKA-17190), or the broker stops."""
+
+    def LeaderlessPartitionElected(self):
+        """A leaderless partition with an acceptable candidate (an ISR member, an ELR member when
+        the ISR is empty, any replica with the topic's unclean elections) eventually has a
+        leader, or loses its candidates."""
+
+    def ReportedFailureSettled(self):
+        """A directory failure a running broker has noticed is eventually acknowledged by the
+        controller, or the broker shuts down (log.dir.failure.timeout.ms)."""
+
+    # The stuck situations, one per property.
+    def LeadsFromFailedDir(self, s, p) -> bool:
+        part = s[PARTITION][p]
+        if part is None or part[LEADER] == NO_LEADER:
+            return False
+        b = part[LEADER]
+        if not self.alive(s, b):
+            return False
+        on = [i for i in self.slots if p in s[LOGS][b][i]]
+        return bool(on) and all(s[DIR_STATE][b][i] != HEALTHY for i in on)
+
+    def RunningButFenced(self, s, b) -> bool:
+        return s[STATUS][b] == RUNNING and s[FENCED][b]
+
+    def AssignmentPending(self, s, bp) -> bool:
+        b, p = bp
+        return s[STATUS][b] == RUNNING and s[QUEUED][b][p] != NONE
+
+    def LeaderlessWithCandidate(self, s, p) -> bool:
+        part = s[PARTITION][p]
+        if part is None or part[LEADER] != NO_LEADER:
+            return False
+        candidates = part[ISR] or (part[ELR] if self.settings.elr else ())
+        if self.settings.unclean_election == "topic":
+            candidates = self.replicas[p]
+        return any(self.registered(s, r) and not s[FENCED][r]
+                   and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)) for r in candidates)
+
+    def FailureUnacknowledged(self, s, b) -> bool:
+        return s[STATUS][b] == RUNNING and FAILED in s[DIR_STATE][b]

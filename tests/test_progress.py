@@ -1,0 +1,91 @@
+"""The Kafka model's progress properties (model/progress.py, model setting ``progress``) under the
+liveness phase: where they hold, and the lassos of the two readings' findings (spec/README.md,
+"Progress")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kraftcheck.checker.temporal import always_eventually, for_each, lasso_violates, leads_to
+
+REPO = Path(__file__).resolve().parent.parent
+PROPERTIES = ["FailedDirLeadershipsMove", "RunningBrokerUnfenced", "AssignmentSettled", "LeaderlessPartitionElected",
+              "ReportedFailureSettled"]
+
+
+def check(config: str, tmp_path: Path, *extra: str):
+    done = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "check", f"spec/configs/{config}.toml",
+                           "--set", "progress=true", "--quiet", "--no-picture", "--trace-dir", str(tmp_path),
+                           "--json", str(tmp_path / "summary.json"), *extra],
+                          capture_output=True, text=True, cwd=REPO, timeout=900, env={**os.environ})
+    assert done.stderr == "", done.stderr
+    return done, json.loads((tmp_path / "summary.json").read_text())
+
+
+def test_for_each_is_every_value_s_property():
+    def above(n):
+        p = lambda s: s >= n  # noqa: E731
+        p.__name__ = f"AtLeast({n})"
+        return always_eventually(p)
+
+    prop = for_each((1, 3), above)
+    assert prop.formula == "([]<>AtLeast(1)) /\\ ([]<>AtLeast(3))"
+    # a loop through 1 and 2 for ever: AtLeast(1) holds again and again, AtLeast(3) never
+    assert lasso_violates(prop, [0, 1, 2, 1], loop=1)
+    assert not lasso_violates(prop, [0, 3, 1, 3], loop=1)
+    with pytest.raises(TypeError, match=r"^for_each's property for 2 is not one made by leads_to, always_eventually "
+                                        r"or eventually_always$"):
+        for_each((2,), lambda n: for_each((n,), lambda m: leads_to(bool, bool)))
+
+
+@pytest.mark.parametrize("config, states, edges", [
+    ("dirfailure", 62_800, 197_020),  # a directory failure, the KIP's reading
+    ("lossy", 69_457, 194_705),  # and a lost message
+    ("heartbeat", None, None),  # the code's reading, its safety findings kept going past (--continue)
+])
+def test_every_progress_property_holds(config, states, edges, tmp_path):
+    done, entry = check(config, tmp_path, "--continue")
+    assert ("ok: under the model's fairness, " + ", ".join(PROPERTIES) + " hold on every behaviour") in done.stdout
+    liveness = entry["liveness"]
+    assert liveness["checked"] and liveness["properties"] == {name: "holds" for name in PROPERTIES}
+    if states is not None:
+        assert (liveness["graph_states"], liveness["graph_edges"]) == (states, edges)
+
+
+def test_the_kips_reading_keeps_a_running_broker_fenced_for_ever(tmp_path):
+    """Under KIP-858's text the controller unfences a broker only once none of its replicas is
+    UNASSIGNED, and the broker never assigns a replica whose only log is on a failed disk: a
+    broker restarted after placing an unassigned replica, with that disk failed, heartbeats for
+    ever and stays fenced.  Kafka's code unfences it once it has caught up (the code's reading
+    holds the property at the same config)."""
+    done, entry = check("uuids", tmp_path)
+    assert done.returncode == 13
+    assert ("error: temporal property RunningBrokerUnfenced is violated; lasso: 21 states, from state 18, the steps "
+            "to state 21 (state 18 again) repeat for ever") in done.stdout
+    trace = json.loads((tmp_path / "uuids,progress=true_RunningBrokerUnfenced.itf.json").read_text())
+    assert (trace["loop"], len(trace["states"])) == (17, 21)
+    assert entry["liveness"]["properties"]["RunningBrokerUnfenced"] == "violated"
+    (tmp_path / "code").mkdir()
+    _, code_entry = check("uuids", tmp_path / "code", "--set", "semantics=code", "--continue")
+    assert code_entry["liveness"]["properties"]["RunningBrokerUnfenced"] == "holds"
+
+
+def test_the_codes_reading_leaves_a_partition_leaderless_with_an_acceptable_isr_member(tmp_path):
+    """Finding 5's path as a liveness finding: broker 1's new incarnation, its disk replaced, is
+    unfenced while its replica is on the old disk's directory; its assignment to the new disk
+    then takes away its leadership (the election judges the directories the partition had) and
+    nothing elects it again, although it is the ISR's only member, unfenced, on an online
+    directory.  The same on a real 4.0.0 cluster: ``kraftcheck cluster disklost`` settles
+    leaderless with ISR [0] (tests/test_cluster_kafka.py)."""
+    done, entry = check("disklost", tmp_path, "--continue")
+    assert ("error: temporal property LeaderlessPartitionElected is violated; lasso: 26 states, from state 24, the "
+            "steps to state 26 (state 24 again) repeat for ever") in done.stdout
+    assert entry["liveness"]["properties"] == {name: "violated" if name == "LeaderlessPartitionElected" else "holds"
+                                               for name in PROPERTIES}
+    assert (entry["liveness"]["graph_states"], entry["liveness"]["graph_edges"]) == (231_887, 700_343)
