@@ -201,5 +201,9 @@ def run_tlc(module: Path, cfg_text: str, *, timeout: float | None = None, **opti
             shutil.copy(tla, work)
         Path(work, "MC.cfg").write_text(cfg_text)
         command = tlc_command(module.name, "MC.cfg", jar=jar, **options)
+        # TLC copies its standard modules (Naturals.tla, ...) out of the jar into java.io.tmpdir
+        # and parses them from there: runs sharing /tmp race on those files, so each has its own.
+        Path(work, "java-tmp").mkdir()
+        command.insert(1, f"-Djava.io.tmpdir={Path(work, 'java-tmp')}")
         done = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=timeout)
     return parse_output(done.stdout + done.stderr, module.read_text(), done.returncode)
