@@ -69,35 +69,42 @@ def eventually_always(p: Predicate) -> TemporalProperty:
 @dataclass(frozen=True)
 class Fairness:
     """``WF_vars(A)`` or ``SF_vars(A)`` for the steps of the action named ``action`` (None: every
-    action), one condition per parameter value when ``per_parameter``."""
+    action), one condition per parameter value when ``per_parameter``, or one per value of
+    ``per(action)`` (a key of the step's action, such as the sender of the message it handles:
+    ``\\A k: WF_vars(\\E p: key(p) = k /\\ A(p))``)."""
 
     kind: str
     action: str | None = None
     per_parameter: bool = False
+    per: Callable[[Any], Hashable] | None = None
 
     def instance(self, action: Any) -> Hashable | None:
         """Which of this fairness's conditions a step of ``action`` belongs to (None: none)."""
         if self.action is not None and action_name(action) != self.action:
             return None
+        if self.per is not None:
+            return (self.action, self.per(action))
         return action if self.per_parameter else self.action
 
     @property
     def formula(self) -> str:
         which = self.action or "Next"
-        if self.per_parameter:
+        if self.per is not None:
+            which += f", for each {_name(self.per)}"
+        elif self.per_parameter:
             which += "(p), for each p"
         return f"{'WF' if self.kind == WEAK else 'SF'}_vars({which})"
 
 
-def weak_fairness(action: str | None = None, *, per_parameter: bool = False) -> Fairness:
+def weak_fairness(action: str | None = None, *, per_parameter: bool = False, per=None) -> Fairness:
     """``WF_vars(A)``: an A step that stays enabled for ever is eventually taken."""
-    return Fairness(WEAK, action, per_parameter)
+    return Fairness(WEAK, action, per_parameter, per)
 
 
-def strong_fairness(action: str | None = None, *, per_parameter: bool = False) -> Fairness:
+def strong_fairness(action: str | None = None, *, per_parameter: bool = False, per=None) -> Fairness:
     """``SF_vars(A)``: an A step enabled again and again, however often disabled between, is
     eventually taken."""
-    return Fairness(STRONG, action, per_parameter)
+    return Fairness(STRONG, action, per_parameter, per)
 
 
 def for_each(values, make: Callable[[Any], TemporalProperty]) -> TemporalProperty:

@@ -8,9 +8,9 @@ stands for something real:
 
 - the broker's own loops are weakly fair: its heartbeat timer, its registration and assignment
   retries (AssignmentsManager), its metadata publisher, its log-directory failure timer;
-- the controller's handlers of a delivered request or response are weakly fair per message: a
-  controller that keeps running handles what reaches it, and a response reaches a broker that
-  keeps running;
+- the handlers of a delivered request or response are weakly fair per sender broker (the
+  message's ``broker``): a controller that keeps running handles what reaches it, and a
+  response reaches a broker that keeps running;
 - the controller's own timers are weakly fair: the heartbeat-session check that fences an
   expired incarnation, the periodic unclean election (with the topic's unclean.leader.election
   .enable), the quorum committing what it appended;
@@ -29,11 +29,14 @@ from __future__ import annotations
 
 from kraftcheck.checker.temporal import for_each, leads_to, strong_fairness, weak_fairness
 
+from .network import DELIVERY_ACTION
 from .state import (
     DIR_STATE, ELR, FAILED, FENCED, HEALTHY, ISR, LEADER, LOGS, NONE, NO_LEADER, PARTITION, QUEUED, RUNNING, STATUS,
 )
 
-#: The broker's and the controller's duties: (action, fairness), each condition per parameter.
+#: The broker's and the controller's duties: (action, fairness), each condition per parameter, or,
+#: for a message's delivery, per the broker that sent it or is answered (TLA+ quantifies over
+#: brokers, not over every message there could be).
 PROGRESS_FAIRNESS = (
     ("BrokerSendsRegistration", strong_fairness),
     ("BrokerReceivesRegistrationResponse", weak_fairness),
@@ -55,6 +58,11 @@ PROGRESS_FAIRNESS = (
     ("ControllerElectsUncleanLeaders", weak_fairness),
     ("ControllerCommits", weak_fairness),
 )
+
+
+def message_broker(action) -> int:
+    """The broker a delivery action's message is from or to."""
+    return action[1][1]
 
 
 def named(predicate, name: str):
@@ -86,7 +94,8 @@ class Progress:
         }
 
     def progress_fairness(self) -> list:
-        return [fair(action, per_parameter=True) for action, fair in PROGRESS_FAIRNESS]
+        return [fair(action, per=message_broker) if action in DELIVERY_ACTION.values() else fair(action, per_parameter=True)
+                for action, fair in PROGRESS_FAIRNESS]
 
     def FailedDirLeadershipsMove(self):
         """A running broker that leads partition p from a failed directory (its log only on
