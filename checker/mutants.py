@@ -203,6 +203,8 @@ def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome, *, w
         outcome.error = model_failure(e.__cause__)
         return []
     check = config.check
+    # a config that keeps going past its own findings (``continue``) may catch a mutant deeper
+    keep_going = bool(check.get("continue", False))
     reporter = progress_reporter(not progress, sys.stderr)
     try:
         result = explore(
@@ -210,7 +212,7 @@ def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome, *, w
             max_states=args.max_states if args.max_states is not None else check.get("max_states"),
             max_depth=args.max_depth if args.max_depth is not None else check.get("max_depth"),
             check_deadlock=check.get("deadlock", True),
-            stop_on_violation=True,
+            stop_on_violation=not keep_going,
             progress=reporter,
             workers=workers,
         )
@@ -218,7 +220,7 @@ def _search(args, config: CheckConfig, mutant: str, outcome: MutantOutcome, *, w
         # model without its symmetry reduction (which would make its loops unsound)
         properties = declared_properties(model)
         if properties:
-            check_temporal(without_symmetry(model, True), result, properties)
+            check_temporal(without_symmetry(model, True), result, properties, after_violations=keep_going)
     except (KeyboardInterrupt, ModelProtocolError):
         raise
     except (Exception, SystemExit) as e:  # the model's own code failed: said in the mutant's row

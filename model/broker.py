@@ -8,7 +8,7 @@ from itertools import product
 from .state import (
     ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, BROKER_IMAGE, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
     ACKED, FAILED_ACKED, FUTURE, HEALTHY, HIGH_WATERMARK, REPLICA_LOG, HEARTBEAT, HEARTBEAT_RESPONSE, INCARNATION, KNOWN_EPOCH, LEADER,
-    LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
+    GIVEN_UP, LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
     REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, bag_add, bag_remove, except_at,
 )
 from .uuids import LOST, MIGRATING, RESERVED, UNASSIGNED
@@ -278,7 +278,7 @@ class BrokerActions:
         """Send the queued AssignReplicasToDirs entry for p (one in flight per partition)."""
         epoch = s[KNOWN_EPOCH][b]
         directory = s[QUEUED][b][p]
-        if s[STATUS][b] != RUNNING or directory == NONE or not self.room(s):
+        if s[STATUS][b] != RUNNING or directory in (NONE, GIVEN_UP) or not self.room(s):
             return None
         if not self.assignment_supported(self.broker_view(s, b)):
             return None

@@ -447,7 +447,7 @@ class ControllerHandlers:
         """maybeElectUncleanLeaders, the controller's periodic task with the topic's
         unclean.leader.election.enable: an UNCLEAN election (electLeader) for every leaderless
         partition, all in one batch."""
-        if self.settings.unclean_election != "topic":
+        if self.settings.unclean_election != "topic" or self.mutant == "unclean_election_not_retried":
             return None
         records = [self.partition_change_record(s, p, election="unclean")
                    for p, part in enumerate(s[PARTITION]) if part is not None and part[LEADER] == NO_LEADER]

@@ -48,10 +48,20 @@ MUTANTS = {
     "epochs (KAFKA-18106; Kafka 3.x without ELR: finding 3)",
     "unclean_not_recovering": "an unclean election does not mark its leader RECOVERING (before KIP-704): "
     "nobody knows which acknowledged records it gave up",
+    "assignment_not_retried": "a broker whose AssignReplicasToDirs request or response was lost keeps the "
+    "assignment queued and never sends it again (liveness only: AssignmentSettled)",
+    "unclean_election_not_retried": "with the topic's unclean.leader.election.enable, the controller runs no "
+    "periodic unclean election: a leaderless partition gets an unclean leader only from the election of the "
+    "fencing, unfencing or registration that left it leaderless, never later (liveness only: "
+    "LeaderlessPartitionElected)",
     "no_leader_epoch_bump_on_isr_shrink": "below metadata version 3.6-IV0, an ISR shrink keeps the leader epoch, "
     "which the brokers' replica manager of those versions needs bumped (KAFKA-15021)",
 }
 
+
+#: The mutants that break only progress properties: the liveness phase catches them (with the model
+#: setting ``progress``), the search for invariant violations and simulation do not.
+LIVENESS_MUTANTS = ("assignment_not_retried", "unclean_election_not_retried")
 
 #: The shipped config (spec/configs/NAME.toml) that catches each mutant first, as spec/README.md's
 #: mutant table says; ``kraftcheck list`` shows it and tests/test_mutants.py holds it to the table.
@@ -81,4 +91,6 @@ CAUGHT_AT = {
     "unclean_not_recovering": "unclean",
     "no_leader_epoch_bump_on_isr_shrink": "isrshrink",
     "replay_ignores_log_dirs": "failoverjbod",
+    "assignment_not_retried": "lossyprogress",
+    "unclean_election_not_retried": "uncleanprogress",
 }

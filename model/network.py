@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from .state import (
     ALTER_PARTITION, ALTER_PARTITION_RESPONSE, ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, HEARTBEAT, HEARTBEAT_RESPONSE, LOST_MESSAGES,
-    MESSAGE_NAMES, NETWORK, REGISTER, REGISTER_RESPONSE, bag_remove, dir_name,
+    GIVEN_UP, KNOWN_EPOCH, MESSAGE_NAMES, NETWORK, QUEUED, REGISTER, REGISTER_RESPONSE, RUNNING, STATUS, bag_remove, dir_name,
+    except_at,
 )
 
 
@@ -29,7 +30,13 @@ class NetworkActions:
     def NetworkLosesMessage(self, s, m):
         if s[LOST_MESSAGES] >= self.settings.max_losses:
             return None
-        return self._with(s, network=bag_remove(s[NETWORK], m), lostMessages=s[LOST_MESSAGES] + 1)
+        n = self._with(s, network=bag_remove(s[NETWORK], m), lostMessages=s[LOST_MESSAGES] + 1)
+        if self.mutant == "assignment_not_retried" and m[0] in (ASSIGN, ASSIGN_RESPONSE):
+            # the broker's wait for the answer times out and nothing reschedules the entry
+            b, epoch, p, directory = m[1:5]
+            if s[STATUS][b] == RUNNING and epoch == s[KNOWN_EPOCH][b] and s[QUEUED][b][p] == directory:
+                return self._with(n, queued=except_at(s[QUEUED], b, except_at(s[QUEUED][b], p, GIVEN_UP)))
+        return n
 
 
 def message_label(m: tuple) -> str:

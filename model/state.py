@@ -109,6 +109,9 @@ HEALTHY, FAILED, FAILED_ACKED = 0, 1, 2
 DIR_STATE_NAMES = ("HEALTHY", "FAILED", "FAILED_ACKED")
 
 NONE = -1  # no slot, nothing queued
+# mutant assignment_not_retried: a queued assignment whose request or response was lost, which the
+# broker keeps queued and never sends again
+GIVEN_UP = -3
 NO_LEADER = -1
 # The fate of a failed directory at a restart (the parameter of BrokerStarts).
 REPAIRED = -1  # the disk comes back: same UUID, its logs back
@@ -222,4 +225,4 @@ VARIABLE_INDEX = {name: i for i, name in enumerate(VARIABLES)}
 
 def dir_name(d) -> str:
     """A directory as traces show it: ``NONE`` for no slot, else its UUID's name."""
-    return "NONE" if d == NONE else uuid_name(d)
+    return "NONE" if d == NONE else "GIVEN_UP" if d == GIVEN_UP else uuid_name(d)

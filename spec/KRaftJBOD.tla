@@ -104,6 +104,9 @@ Reserved == {UNASSIGNED, LOST, MIGRATING, RESERVED3}
 IsReserved(u) == u < FIRST_REAL
 
 NONE == -1        \* no slot, nothing queued
+\* mutant assignment_not_retried: a queued assignment whose request or response was lost, which
+\* the broker keeps queued and never sends again
+GIVEN_UP == -3
 NoLeader == -1
 
 VARIABLES
@@ -721,7 +724,7 @@ BrokerConsumesMetadata(b, p) ==
 \* Send the queued AssignReplicasToDirs entry for p (one in flight per partition).
 BrokerSendsAssignment(b, p) ==
     /\ brokerStatus[b] = "RUNNING"
-    /\ queued[b][p] # NONE
+    /\ queued[b][p] \notin {NONE, GIVEN_UP}
     /\ Room
     /\ BrokerView(b).metadataVersion = "3.7-IV2"
     /\ ~InFlightFor({"Assign", "AssignResponse"}, b, knownEpoch[b], p)
@@ -1180,6 +1183,7 @@ ControllerElectsUncleanLeaders ==
         recs == Written([k \in 1 .. NumPartitions |-> LET p == k - 1 IN
                             IF Leaderless(p) THEN PartitionChangeRec(p, Rec(p)) ELSE NoChangeRec(p)])
     IN /\ UncleanElection = "topic"
+       /\ Mutant # "unclean_election_not_retried"
        /\ recs # <<>>
        /\ partition' = [p \in Partitions |-> IF Leaderless(p) THEN Merge(partition[p], Rec(p)) ELSE partition[p]]
        /\ LogWrite(network, recs, NoResponse)
@@ -1197,7 +1201,14 @@ NetworkLosesMessage(m) ==
     /\ lostMessages < MaxLosses
     /\ network' = BagRemove(network, m)
     /\ lostMessages' = lostMessages + 1
-    /\ UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, tool, session>>
+    \* mutant assignment_not_retried: the broker's wait for the answer times out and nothing
+    \* reschedules the entry
+    /\ IF /\ Mutant = "assignment_not_retried" /\ m.kind \in {"Assign", "AssignResponse"}
+          /\ brokerStatus[m.broker] = "RUNNING" /\ m.epoch = knownEpoch[m.broker]
+          /\ queued[m.broker][m.partition] = m.dir
+       THEN /\ queued' = [queued EXCEPT ![m.broker][m.partition] = GIVEN_UP]
+            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, tool, session>>
+       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, tool, session>>
 
 (* The metadata log (with failovers) *)
 
@@ -1555,6 +1566,34 @@ Next ==
 
 Spec == Init /\ [][Next]_vars
 
+\* The fairness of the progress properties (model/progress.py says why each is realistic): the
+\* broker's and the controller's duties, each per broker (and partition); a message's delivery
+\* per the broker it is from or to.
+DeliveryFor(b, A(_)) == \E m \in BagToSet(network) : m.broker = b /\ A(m)
+ProgressFairness ==
+    /\ \A b \in Brokers :
+        /\ SF_vars(BrokerSendsRegistration(b))
+        /\ WF_vars(DeliveryFor(b, BrokerReceivesRegistrationResponse))
+        /\ SF_vars(BrokerSendsHeartbeat(b))
+        /\ WF_vars(DeliveryFor(b, BrokerReceivesHeartbeatResponse))
+        /\ \A p \in Partitions : WF_vars(BrokerConsumesMetadata(b, p))
+        /\ \A p \in Partitions : SF_vars(BrokerSendsAssignment(b, p))
+        /\ WF_vars(DeliveryFor(b, BrokerReceivesAssignmentResponse))
+        /\ WF_vars(BrokerShutsDownOnDirFailureTimeout(b))
+        /\ \A p \in Partitions : SF_vars(BrokerSendsAlterReplicaState(b, p))
+        /\ WF_vars(BrokerLoadsMetadata(b))
+        /\ WF_vars(DeliveryFor(b, ControllerHandlesRegistration))
+        /\ SF_vars(DeliveryFor(b, ControllerHandlesHeartbeat))
+        /\ WF_vars(ControllerFencesExpiredBroker(b))
+        /\ WF_vars(DeliveryFor(b, ControllerHandlesAssignment))
+        /\ WF_vars(DeliveryFor(b, ControllerHandlesAlterReplicaState))
+        /\ WF_vars(DeliveryFor(b, ControllerHandlesAlterPartition))
+        /\ WF_vars(DeliveryFor(b, BrokerReceivesAlterPartitionResponse))
+    /\ WF_vars(ControllerElectsUncleanLeaders)
+    /\ WF_vars(ControllerCommits)
+
+FairSpec == Spec /\ ProgressFairness
+
 -----------------------------------------------------------------------------
 (* Invariants *)
 
@@ -1828,5 +1867,32 @@ IsrJoinsFromCurrentIncarnationProp == [][IsrJoinsFromCurrentIncarnation]_vars
 ElrLeftOnlyForCauseProp == [][ElrLeftOnlyForCause]_vars
 RecoveryToolKeepsCommittedProp == [][RecoveryToolKeepsCommitted]_vars
 LeaderEpochBumpedOnIsrShrinkProp == [][LeaderEpochBumpedOnIsrShrink]_vars
+
+-----------------------------------------------------------------------------
+(* Progress (model/progress.py): a situation that needs someone to act does not last for ever *)
+
+\* A running broker leads partition p from a failed directory (its log only on failed disks).
+LeadsFromFailedDir(p) ==
+    /\ partition[p] # NoPartition
+    /\ partition[p].leader # NoLeader
+    /\ LET b == partition[p].leader
+       IN Alive(b) /\ MainSlots(b, p) # {} /\ \A i \in MainSlots(b, p) : dirState[b][i] # "HEALTHY"
+RunningButFenced(b) == brokerStatus[b] = "RUNNING" /\ fenced[b]
+AssignmentPending(b, p) == brokerStatus[b] = "RUNNING" /\ queued[b][p] # NONE
+\* A leaderless partition with an acceptable candidate: an ISR member, an ELR member when the ISR
+\* is empty, any replica with the topic's unclean elections.
+LeaderlessWithCandidate(p) ==
+    /\ partition[p] # NoPartition
+    /\ partition[p].leader = NoLeader
+    /\ \E r \in IF UncleanElection = "topic" THEN ReplicaSet(p)
+                ELSE IF partition[p].isr # {} \/ ~ElrEnabled THEN partition[p].isr ELSE partition[p].elr :
+           Registered(r) /\ ~fenced[r] /\ DirOnlineInMetadata(r, partition[p].dirs[r])
+FailureUnacknowledged(b) == brokerStatus[b] = "RUNNING" /\ \E i \in Slots : dirState[b][i] = "FAILED"
+
+FailedDirLeadershipsMove == \A p \in Partitions : LeadsFromFailedDir(p) ~> ~LeadsFromFailedDir(p)
+RunningBrokerUnfenced == \A b \in Brokers : RunningButFenced(b) ~> ~RunningButFenced(b)
+AssignmentSettled == \A b \in Brokers, p \in Partitions : AssignmentPending(b, p) ~> ~AssignmentPending(b, p)
+LeaderlessPartitionElected == \A p \in Partitions : LeaderlessWithCandidate(p) ~> ~LeaderlessWithCandidate(p)
+ReportedFailureSettled == \A b \in Brokers : FailureUnacknowledged(b) ~> ~FailureUnacknowledged(b)
 
 =============================================================================

@@ -424,4 +424,6 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
         "recovery": ("violation", ["RecoveryToolKeepsCommitted"]),
         "uncleantopic": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs",
                                        "ElectedWhenPossible", "CommittedRecordsSurvive", "IsrHoldsCommittedRecords"]),
+        "uncleanprogress": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs",
+                                          "ElectedWhenPossible"]),
     }

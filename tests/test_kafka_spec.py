@@ -145,7 +145,12 @@ def test_cfg_mirrors_toml(toml):
     expected["NoPartition"] = "NoPartition"
     assert constants == expected
     assert re.findall(r"^\s+(\w+)$", text.split("INVARIANTS")[1].split("PROPERTIES")[0], re.M) == list(model.invariants)
-    assert re.findall(r"^\s+(\w+)Prop$", text.split("PROPERTIES")[1], re.M) == list(model.action_invariants)
+    properties = re.findall(r"^\s+(\w+)$", text.split("PROPERTIES")[1].split("\\*")[0], re.M)
+    assert [p.removesuffix("Prop") for p in properties if p.endswith("Prop")] == list(model.action_invariants)
+    # the progress properties under their fairness (FairSpec) where the model declares them
+    assert [p for p in properties if not p.endswith("Prop")] == list(getattr(model, "temporal_properties", {}))
+    assert ("SPECIFICATION FairSpec\n" in text, "INIT Init\nNEXT Next\n" in text) == (model.settings.progress,
+                                                                                    not model.settings.progress)
     # TLC 2.15 refuses CHECK_DEADLOCK in a .cfg: the .toml's `deadlock` becomes TLC's -deadlock flag
     assert not re.search(r"^\s*CHECK_DEADLOCK", text, re.M)
     assert tomllib.loads(toml.read_text())["check"]["deadlock"] is False

@@ -20,8 +20,10 @@ PROPERTIES = ["FailedDirLeadershipsMove", "RunningBrokerUnfenced", "AssignmentSe
 
 
 def check(config: str, tmp_path: Path, *extra: str):
+    """``check`` on a shipped config, with the progress properties (set where the config does not)."""
+    progress = [] if config.endswith("progress") else ["--set", "progress=true"]
     done = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "check", f"spec/configs/{config}.toml",
-                           "--set", "progress=true", "--quiet", "--no-picture", "--trace-dir", str(tmp_path),
+                           *progress, "--quiet", "--no-picture", "--trace-dir", str(tmp_path),
                            "--json", str(tmp_path / "summary.json"), *extra],
                           capture_output=True, text=True, cwd=REPO, timeout=900, env={**os.environ})
     assert done.stderr == "", done.stderr
@@ -89,3 +91,45 @@ def test_the_codes_reading_leaves_a_partition_leaderless_with_an_acceptable_isr_
     assert entry["liveness"]["properties"] == {name: "violated" if name == "LeaderlessPartitionElected" else "holds"
                                                for name in PROPERTIES}
     assert (entry["liveness"]["graph_states"], entry["liveness"]["graph_edges"]) == (231_887, 700_343)
+
+
+@pytest.mark.parametrize("config, states, edges", [
+    ("lossyprogress", 69_457, 194_705),
+    ("uncleanprogress", 57_389, 176_625),  # past findings 3 and 5 (continue = true)
+])
+def test_the_progress_configs_hold_every_progress_property(config, states, edges, tmp_path):
+    done, entry = check(config, tmp_path)
+    assert entry["liveness"]["properties"] == {name: "holds" for name in PROPERTIES}
+    assert (entry["liveness"]["graph_states"], entry["liveness"]["graph_edges"]) == (states, edges)
+
+
+@pytest.mark.parametrize("mutant, config, violated, lasso", [
+    ("assignment_not_retried", "lossyprogress",
+     {"FailedDirLeadershipsMove": (23, 19), "RunningBrokerUnfenced": (19, 16), "AssignmentSettled": (18, 15)},
+     ["BrokerSendsAssignment", "NetworkLosesMessage"]),
+    ("unclean_election_not_retried", "uncleanprogress", {"LeaderlessPartitionElected": (26, 23)},
+     ["ControllerHandlesAssignment", "BrokerReceivesAssignmentResponse"]),
+])
+def test_each_liveness_mutant_is_caught_with_a_lasso_that_replays(mutant, config, violated, lasso, tmp_path):
+    """The mutant breaks only progress properties (no invariant or step property fails that
+    does not fail without it), and each lasso replays: its loop closes, keeps the fairness and
+    breaks the property."""
+    done, entry = check(config, tmp_path, "--set", f"mutant={mutant}")
+    (tmp_path / "plain").mkdir()
+    _, plain = check(config, tmp_path / "plain")
+    # 13: temporal properties alone; 12: uncleanprogress's invariant findings, with or without it
+    assert done.returncode == (13 if config == "lossyprogress" else 12)
+    temporal = {v["invariant"]: (v["length"], v["loop"]) for v in entry["violations"] if v["kind"] == "temporal"}
+    assert temporal == violated
+    safety = {(v["kind"], v["invariant"]) for v in entry["violations"] if v["kind"] != "temporal"}
+    assert safety == {(v["kind"], v["invariant"]) for v in plain["violations"]}
+    for name in violated:
+        trace = tmp_path / f"{config},mutant={mutant}_{name}.itf.json"
+        replayed = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "trace", "replay", str(trace)],
+                                  capture_output=True, text=True, cwd=REPO, timeout=300)
+        assert (replayed.returncode, replayed.stderr) == (0, ""), replayed.stdout
+        assert f"closes, keeps the model's fairness, and violates {name} (" in replayed.stdout, replayed.stdout
+    # the steps that lose the assignment, or take the leadership away for good, lead into the loop
+    states = json.loads((tmp_path / f"{config},mutant={mutant}_{next(iter(violated))}.itf.json").read_text())["states"]
+    actions = [s["#meta"]["action"] for s in states[1:]]
+    assert all(a in actions for a in lasso)

@@ -17,8 +17,11 @@ CONFIGS = REPO / "spec" / "configs"
 def mutant_config(mutant: str) -> str:
     """The smallest config of spec/configs that catches ``mutant``: the one the Kafka model's
     tests name (``ci``, which has every feature on, for a mutant they do not list)."""
+    from kraftcheck.model.mutants import CAUGHT_AT, LIVENESS_MUTANTS
     from tests.test_kafka_model import CAUGHT
 
+    if mutant in LIVENESS_MUTANTS:  # the configs with the progress properties
+        return CAUGHT_AT[mutant]
     return CAUGHT[mutant][0] if mutant in CAUGHT else "ci"
 
 
@@ -44,6 +47,8 @@ def run(capsys, *args) -> tuple[int, str, str]:
 def kafka_traces() -> dict[str, list[Path]]:
     """mutant -> the traces the checker writes for it at its config (written once per session)."""
     from kraftcheck.checker.bfs import explore
+    from kraftcheck.checker.check import check_temporal
+    from kraftcheck.checker.temporal import declared_properties
     from kraftcheck.checker.config import load_config
     from kraftcheck.model import MUTANTS, make_model
     from kraftcheck.traces.counterexample import write_counterexample
@@ -55,7 +60,11 @@ def kafka_traces() -> dict[str, list[Path]]:
         path = CONFIGS / f"{mutant_config(mutant)}.toml"
         config = load_config(str(path), None, [f"mutant={mutant}"])
         model = make_model(config.settings)
-        result = explore(model, check_deadlock=False)
+        keep_going = bool(config.check.get("continue", False))
+        result = explore(model, check_deadlock=False, stop_on_violation=not keep_going)
+        properties = declared_properties(model)
+        if properties:  # a liveness mutant's lasso
+            check_temporal(model, result, properties, after_violations=keep_going)
         meta = {"model": config.model, "config": config.to_json()}
         traces[mutant] = [
             write_counterexample(root / mutant / f"{config.label}_{cx.name}.itf.json", model, cx, meta)
