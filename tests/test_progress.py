@@ -49,7 +49,8 @@ def test_for_each_is_every_value_s_property():
 @pytest.mark.parametrize("config, states, edges", [
     ("dirfailure", 62_800, 197_020),  # a directory failure, the KIP's reading
     ("lossy", 69_457, 194_705),  # and a lost message
-    ("heartbeat", None, None),  # the code's reading, its safety findings kept going past (--continue)
+    # the code's reading, its safety findings kept going past (--continue); over a minute: CI's
+    pytest.param("heartbeat", None, None, marks=pytest.mark.slow),
 ])
 def test_every_progress_property_holds(config, states, edges, tmp_path):
     done, entry = check(config, tmp_path, "--continue")
@@ -78,6 +79,7 @@ def test_the_kips_reading_keeps_a_running_broker_fenced_for_ever(tmp_path):
     assert code_entry["liveness"]["properties"]["RunningBrokerUnfenced"] == "holds"
 
 
+@pytest.mark.slow  # two minutes: left to CI and `make test-all`
 def test_the_codes_reading_leaves_a_partition_leaderless_with_an_acceptable_isr_member(tmp_path):
     """Finding 5's path as a liveness finding: broker 1's new incarnation, its disk replaced, is
     unfenced while its replica is on the old disk's directory; its assignment to the new disk
