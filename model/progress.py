@@ -3,8 +3,8 @@ leads-to named like its TLA+ operator, and the fairness that makes them hold (mo
 ``progress``; spec/README.md gives each one's verdicts).
 
 Each property is ``\\A x: Stuck(x) ~> ~Stuck(x)``: a situation that needs someone to act does
-not last for ever.  The fairness is the weakest that the KIP's reading needs, and each condition
-stands for something real:
+not last for ever.  The fairness is what the properties need under the KIP's reading, each
+condition standing for something real (that no weaker set would do is not checked):
 
 - the broker's own loops are weakly fair: its heartbeat timer, its registration and assignment
   retries (AssignmentsManager), its metadata publisher, its log-directory failure timer;
