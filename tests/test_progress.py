@@ -112,6 +112,7 @@ def test_the_progress_configs_hold_every_progress_property(config, states, edges
     ("unclean_election_not_retried", "uncleanprogress", {"LeaderlessPartitionElected": (26, 23)},
      ["ControllerHandlesAssignment", "BrokerReceivesAssignmentResponse"]),
 ])
+@pytest.mark.slow  # two searches and a replay per mutant; make test has them in test_mutants.py's table run
 def test_each_liveness_mutant_is_caught_with_a_lasso_that_replays(mutant, config, violated, lasso, tmp_path):
     """The mutant breaks only progress properties (no invariant or step property fails that
     does not fail without it), and each lasso replays: its loop closes, keeps the fairness and
