@@ -105,30 +105,34 @@ def test_finding_7s_events_with_elr_on_kafka_4_0_0_kafka_19522_puts_the_empty_re
     """With ELR, 4.0.0 elects broker 0, fenced, from the last known ELR (KAFKA-19522): when
     broker 1 is unfenced, or in the unclean-shutdown handling of broker 0's new registration,
     as the timing gives.  Broker 0's new incarnation, its disk empty, is then the ISR's only
-    member of a leaderless partition.  What follows depends on which reaches the controller
-    first, broker 0's assignment to its new disk or its unfencing, and the model reaches both:
+    member, and the partition's leader while fenced.  What follows depends on which reaches
+    the controller first, broker 0's assignment to its new disk or its unfencing, and the model
+    reaches both:
 
-    - unfenced first: its replica is still on the replaced disk's directory, which is not
-      acceptable, and nobody is elected: leaderless, nothing read;
-    - assigned first: its unfencing elects it, a clean election from the ISR [0], its disk
-      empty, and the records acknowledged before are lost: finding 7 on a real 4.0.0 cluster."""
+    - unfenced first: the assignment that follows judges the leader on the directory the
+      partition had, the replaced disk's, which is not online: the leadership goes, and nobody
+      is elected: leaderless, nothing read;
+    - assigned first: the assignment leaves the partition leaderless the same way, and the
+      unfencing then elects broker 0, a clean election from the ISR [0], its disk empty: the
+      records acknowledged before are lost, finding 7 on a real 4.0.0 cluster."""
     done, entry = play("disklostelr", tmp_path)
     views = [o["view"]["partition"] for o in entry["observations"]]
     assert [(v["leader"], v["isr"], v["elr"]) for v in views[:-1]] == [
         (0, [0, 1], []), (0, [0], []), (-1, [], [0]), (-1, [], [0]), (-1, [], [0])], done.stdout
-    log = [batch["records"] for batch in entry["played"]["metadataLog"]]
+    # records in the log's order: the controller's batches may hold the records of several
+    # requests (its append linger), so the assignment and the unfencing can share one
+    log = [r for batch in entry["played"]["metadataLog"] for r in batch["records"]]
     fenced = first(log, lambda r: r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "fenced=1," in r)
     elected = first(log, lambda r: r.startswith("PartitionChangeRecord(") and ", leader=0," in r
                     and "leaderRecoveryState=1," in r)
     unfenced = first(log, lambda r: r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "fenced=-1," in r,
                      after=fenced)
-    assert fenced < elected < unfenced
-    registered = max(i for i, records in enumerate(log) if any(r.startswith("RegisterBrokerRecord(brokerId=0,")
-                                                               for r in records))
+    assert fenced < elected < unfenced < len(log)
+    registered = max(i for i, r in enumerate(log) if r.startswith("RegisterBrokerRecord(brokerId=0,"))
     assigned = first(log, lambda r: r.startswith("PartitionChangeRecord(") and "directories=[" in r, after=registered)
     if assigned < unfenced:
         reelected = first(log, lambda r: r.startswith("PartitionChangeRecord(") and ", leader=0," in r, after=elected)
-        assert reelected >= unfenced
+        assert unfenced < reelected < len(log)
         assert (done.returncode, entry["verdict"]) == (15, "conforms, lost"), done.stdout
         assert (views[-1]["leader"], views[-1]["leaderEpoch"]) == (0, 4)  # elected (2), leaderless (3), elected (4)
         assert entry["durability"]["lost"] != []
@@ -138,10 +142,10 @@ def test_finding_7s_events_with_elr_on_kafka_4_0_0_kafka_19522_puts_the_empty_re
         assert views[-1]["leaderEpoch"] == 3  # elected (2), then led by nobody again (3)
 
 
-def first(log: list[list[str]], wanted, after: int = -1) -> int:
-    """The index of the first batch after ``after`` holding a record ``wanted`` accepts (the
-    log's length when there is none: later than any batch)."""
-    return next((i for i, records in enumerate(log) if i > after and any(wanted(r) for r in records)), len(log))
+def first(log: list, wanted, after: int = -1) -> int:
+    """The index of the first record (or batch) after ``after`` that ``wanted`` accepts (the
+    log's length when there is none: later than any)."""
+    return next((i for i, r in enumerate(log) if i > after and wanted(r)), len(log))
 
 
 def test_finding_1s_order_on_a_real_cluster(tmp_path):
@@ -155,13 +159,15 @@ def test_finding_1s_order_on_a_real_cluster(tmp_path):
     last = entry["observations"][-1]["view"]
     assert (last["partition"]["leader"], last["partition"]["elr"]) == (-1, [0])
     assert last["brokers"]["0"] == {"fenced": False, "onlineDirs": ["b0/dir1"]}
+    # by batch: one heartbeat's handling writes one batch
     log = [batch["records"] for batch in entry["played"]["metadataLog"]]
     unfences = lambda r: r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "fenced=-1," in r  # noqa: E731
     drops_dir = lambda r: r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "logDirs=[]" not in r  # noqa: E731
-    fenced = first(log, lambda r: r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "fenced=1," in r)
-    back = first(log, unfences, after=fenced)
+    fenced = first(log, lambda batch: any(r.startswith("BrokerRegistrationChangeRecord(brokerId=0,") and "fenced=1," in r
+                                          for r in batch))
+    back = first(log, lambda batch: any(map(unfences, batch)), after=fenced)
     assert any(r.startswith("PartitionChangeRecord(") and ", leader=0," in r for r in log[back])
-    dropped = first(log, drops_dir, after=fenced)
+    dropped = first(log, lambda batch: any(map(drops_dir, batch)), after=fenced)
     assert back < dropped
     assert any(r.startswith("PartitionChangeRecord(") and ", leader=-1," in r for r in log[dropped])
 
