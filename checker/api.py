@@ -72,16 +72,18 @@ def check(config_or_model: Any = None, /, *, max_states: int | None = None, max_
     except ConfigError as e:
         raise ValueError(str(e)) from None
     check_table = config.check
+    keep_going = keep_going or check_table.get("continue", False)
     result = explore(
         model,
         max_states=max_states if max_states is not None else check_table.get("max_states"),
         max_depth=max_depth if max_depth is not None else check_table.get("max_depth"),
         check_deadlock=deadlock if deadlock is not None else check_table.get("deadlock", True),
-        stop_on_violation=not (keep_going or check_table.get("continue", False)),
+        stop_on_violation=not keep_going,
         workers=workers,
     )
     if properties:
-        check_temporal(model, result, properties)
+        # as check --continue: a search that explored every state past its violations is judged too
+        check_temporal(model, result, properties, after_violations=keep_going)
     checked = CheckResult(**{f.name: getattr(result, f.name) for f in fields(Result)})
     checked._model, checked._config = model, config
     return checked

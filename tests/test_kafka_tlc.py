@@ -198,7 +198,8 @@ def same_first_violation(theirs, ours):
 TIED_MUTANTS = {"elect_unacceptable_last_leader", "unclean_reregistration_keeps_epochs"}
 
 
-#: (the liveness mutants: tests/test_progress.py compares TLC's verdicts on them)
+#: (the liveness mutants break no invariant: tests/test_progress_tlc.py compares TLC's verdict on
+#: assignment_not_retried)
 @pytest.mark.parametrize("mutant", sorted(set(MUTANTS) - TIED_MUTANTS - set(LIVENESS_MUTANTS)))
 def test_tlc_catches_each_mutant_as_kraftcheck_does(mutant):
     caught_by, name, length = mutant_rows()[mutant]

@@ -134,3 +134,18 @@ def test_each_liveness_mutant_is_caught_with_a_lasso_that_replays(mutant, config
     states = json.loads((tmp_path / f"{config},mutant={mutant}_{next(iter(violated))}.itf.json").read_text())["states"]
     actions = [s["#meta"]["action"] for s in states[1:]]
     assert all(a in actions for a in lasso)
+
+
+def test_the_python_api_judges_liveness_past_the_safety_findings_when_kept_going():
+    """As ``check --continue``: below 3.7-IV2 (finding 4) the failed directory's leadership
+    also stays for ever; without ``keep_going`` the search stops at the finding, unjudged."""
+    import kraftcheck
+
+    config = str(REPO / "spec" / "configs" / "oldmetadata.toml")
+    kept_going = kraftcheck.check(config, keep_going=True, progress=True)
+    assert [(cx.kind, cx.name, cx.length, cx.loop) for cx in kept_going.violations] == [
+        ("invariant", "AcknowledgedFailureLeadsNothing", 13, None), ("temporal", "FailedDirLeadershipsMove", 16, 12)]
+    assert kept_going.liveness["properties"] == {name: "violated" if name == "FailedDirLeadershipsMove" else "holds"
+                                                 for name in PROPERTIES}
+    stopped = kraftcheck.check(config, progress=True)
+    assert (stopped.liveness["checked"], stopped.liveness["why"]) == (False, "the search's verdict is violation")
