@@ -60,6 +60,8 @@ REPRODUCED = {
     "restart_ElectedWhenPossible.itf.json": 8,  # finding 5
     "induction_assignment_LeaderOnOnlineDir.itf.json": 7,  # finding 6
     "elr_CleanLeaderFromIsrOrElr.itf.json": 6,  # finding 8
+    # finding 11: the late registration taken, the running incarnation's heartbeat refused
+    "heartbeat_stale_registration_RunningBrokerUnfenced.itf.json": 3,
 }
 SHUTDOWN_RECORDS = ["partitions.0.leader", "partitions.0.leaderEpoch", "partitions.0.partitionEpoch"]
 NOT_REPRODUCED = {

@@ -104,6 +104,24 @@ def restart_race():
     return model, explore(OnlyLiveHeartbeats(model), check_deadlock=False, stop_on_violation=False)
 
 
+#: heartbeat.toml with a restart and no directory failure, and the progress properties: finding 11
+STALE_REGISTRATION = {"restarts": 1, "dir_failures": 0, "progress": True}
+
+
+@cache
+def stale_registration(**overrides):
+    """The search and its liveness phase (as ``kraftcheck check --continue``)."""
+    from types import SimpleNamespace
+
+    from kraftcheck.checker.check import check_temporal, liveness_properties
+
+    model = make_model(settings(**STALE_REGISTRATION, **overrides))
+    result = explore(model, check_deadlock=False, stop_on_violation=False)
+    check_temporal(model, result, liveness_properties(SimpleNamespace(no_liveness=False, engine="local"), model),
+                   after_violations=True)
+    return model, result
+
+
 def violation(result, name):
     return next(v for v in result.violations if v.name == name)
 
@@ -648,6 +666,8 @@ TRACES = {
     FINDINGS / "elr_CleanLeaderFromIsrOrElr.itf.json": ("elr", "CleanLeaderFromIsrOrElr"),
     FINDINGS / "elr_ElrLeftOnlyForCause.itf.json": ("elr", "ElrLeftOnlyForCause"),
     FINDINGS / "recovery_RecoveryToolKeepsCommitted.itf.json": ("recovery", "RecoveryToolKeepsCommitted"),
+    FINDINGS / "heartbeat_stale_registration_RunningBrokerUnfenced.itf.json": (
+        "heartbeat_stale_registration", "RunningBrokerUnfenced"),
 }
 
 
@@ -675,7 +695,40 @@ def searches() -> dict[str, tuple]:
         "elr": (make_model(settings("elr")), check(config="elr"), "spec/configs/elr.toml", settings("elr")),
         "recovery": (make_model(settings("recovery")), check(config="recovery"), "spec/configs/recovery.toml",
                      settings("recovery")),
+        "heartbeat_stale_registration": (*stale_registration(), f"{heartbeat} --set restarts=1 --set dir_failures=0 "
+                                         "--set progress=true --continue", settings(**STALE_REGISTRATION)),
     }
+
+
+def test_finding_11_a_crashed_incarnations_late_registration_leaves_the_running_one_fenced_for_ever():
+    """Broker 0 sends its registration and crashes; its next incarnation registers (epoch 1) and
+    then the first one's registration, late, is handled: the registered incarnation has no
+    session (it has not heartbeated), so registerBroker takes it (epoch 2).  The running
+    incarnation's heartbeats carry epoch 1 and are refused for ever; nothing makes it register
+    again.  The KIP's reading (incarnation numbers, an older one dropped) holds the property;
+    Kafka 4.4.0's rules break it the same way (of the safety findings, only finding 2's on the
+    way: KAFKA-18106 takes the new incarnation out of what it led)."""
+    model, result = stale_registration()
+    assert (result.distinct_states, result.generated_states) == (1_005, 2_764)
+    assert [(v.name, v.kind, v.length, v.loop) for v in result.violations] == [
+        ("FencedBrokerLeadsNothing", "invariant", 12, None), ("FencedUntilAssigned", "action", 12, None),
+        ("RunningBrokerUnfenced", "temporal", 12, 9)]
+    lasso = violation(result, "RunningBrokerUnfenced")
+    assert labels(model, lasso.trace) == [
+        "BrokerStarts(b0)", "BrokerSendsRegistration(b0)", "BrokerCrashes(b0)", "BrokerStarts(b0)",
+        "BrokerSendsRegistration(b0)",
+        "ControllerHandlesRegistration(Register(b0, incarnation 2, dirs ['dir-0', 'dir-1']))",
+        "ControllerHandlesRegistration(Register(b0, incarnation 1, dirs ['dir-0', 'dir-1']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 1, epoch 2))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 1))",
+        # the loop, from state 10: a heartbeat of the epoch the controller has given away
+        "BrokerSendsHeartbeat(b0)", "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))"]
+    _, kip = stale_registration(semantics="kip")
+    assert (kip.distinct_states, kip.liveness["properties"]["RunningBrokerUnfenced"]) == (427, "holds")
+    release_model, release = stale_registration(kafka_version="4.4.0")
+    assert [(v.name, v.length, v.loop) for v in release.violations] == [
+        ("FencedUntilAssigned", 12, None), ("RunningBrokerUnfenced", 12, 9)]  # finding 2 on the way, not 3
+    assert labels(release_model, violation(release, "RunningBrokerUnfenced").trace) == labels(model, lasso.trace)
 
 
 #: the finding ``prove --induction``'s lookup found: checked-in trace -> (action, property)

@@ -33,8 +33,8 @@ SPEC = Path(importlib.resources.files("kraftcheck.spec"))
 PROPERTIES = ("FailedDirLeadershipsMove", "RunningBrokerUnfenced", "AssignmentSettled", "LeaderlessPartitionElected",
               "ReportedFailureSettled")
 #: the model settings a case changes, and the TLA+ constants that mirror them
-CONSTANTS = {"brokers": "NumBrokers", "replication_factor": "ReplicationFactor", "semantics": "Semantics",
-             "mutant": "Mutant"}
+CONSTANTS = {"brokers": "NumBrokers", "replication_factor": "ReplicationFactor", "restarts": "MaxRestarts",
+             "dir_failures": "MaxDirFailures", "semantics": "Semantics", "mutant": "Mutant"}
 
 
 def tlc_config(name: str, settings: dict, properties) -> str:
@@ -64,6 +64,8 @@ def tlc_config(name: str, settings: dict, properties) -> str:
     # ... unless the broker gives up after a lost response (a liveness mutant)
     ("lossyprogress", {"brokers": 1, "replication_factor": 1, "mutant": "assignment_not_retried"},
      {"FailedDirLeadershipsMove", "AssignmentSettled"}, 1_003),
+    # finding 11: a crashed incarnation's late registration leaves the running one fenced for ever
+    ("heartbeat", {"restarts": 1, "dir_failures": 0}, {"RunningBrokerUnfenced"}, 1_005),
     # the KIP's reading keeps a restarted broker fenced for ever (spec/README.md, "Progress")
     ("uuids", {"brokers": 1, "replication_factor": 1}, {"RunningBrokerUnfenced"}, 2_843),
 ])
