@@ -8,12 +8,16 @@ condition standing for something real (that no weaker set would do is not checke
 
 - the broker's own loops are weakly fair: its heartbeat timer, its registration and assignment
   retries (AssignmentsManager), its metadata publisher, its log-directory failure timer;
-- the handlers of a delivered request or response are weakly fair per sender broker (the
-  message's ``broker``): a controller that keeps running handles what reaches it, and a
-  response reaches a broker that keeps running;
-- the controller's own timers are weakly fair: the heartbeat-session check that fences an
-  expired incarnation, the periodic unclean election (with the topic's unclean.leader.election
-  .enable), the quorum committing what it appended;
+- a response's handler is weakly fair per broker (the message's ``broker``): a response
+  reaches a broker that keeps running;
+- the controller's handlers of a request, per sender broker, and its timers (the
+  heartbeat-session check that fences an expired incarnation, the periodic unclean election with
+  the topic's unclean.leader.election.enable) are strongly fair: a controller that keeps running
+  serves its queue in turn.  Each of them writes records, and with the metadata log
+  (``failovers``) a write waits while ``max_uncommitted`` batches are uncommitted: enabled only
+  between commits, a weakly fair handler could wait for ever behind a loop of heartbeats, which
+  the controller's queue does not allow;
+- the quorum committing what the controller appended is weakly fair;
 - sending a request needs room in the network (``max_messages``), which other messages take and
   give back: the broker's sends are strongly fair, as its retry timers keep firing however often
   the connection is busy;
@@ -48,14 +52,14 @@ PROGRESS_FAIRNESS = (
     ("BrokerShutsDownOnDirFailureTimeout", weak_fairness),
     ("BrokerSendsAlterReplicaState", strong_fairness),
     ("BrokerLoadsMetadata", weak_fairness),
-    ("ControllerHandlesRegistration", weak_fairness),
+    ("ControllerHandlesRegistration", strong_fairness),
     ("ControllerHandlesHeartbeat", strong_fairness),
-    ("ControllerFencesExpiredBroker", weak_fairness),
-    ("ControllerHandlesAssignment", weak_fairness),
-    ("ControllerHandlesAlterReplicaState", weak_fairness),
-    ("ControllerHandlesAlterPartition", weak_fairness),
+    ("ControllerFencesExpiredBroker", strong_fairness),
+    ("ControllerHandlesAssignment", strong_fairness),
+    ("ControllerHandlesAlterReplicaState", strong_fairness),
+    ("ControllerHandlesAlterPartition", strong_fairness),
     ("BrokerReceivesAlterPartitionResponse", weak_fairness),
-    ("ControllerElectsUncleanLeaders", weak_fairness),
+    ("ControllerElectsUncleanLeaders", strong_fairness),
     ("ControllerCommits", weak_fairness),
 )
 
