@@ -5,10 +5,11 @@ The scenario's events become constraints on the model's environment actions: a d
 fails (``BrokerFailsDir``), a broker is killed (``BrokerCrashes``) or starts again
 (``BrokerStarts``, each failed directory repaired or replaced as the scenario did it), a replica
 move starts (``BrokerStartsMove``), an operator elects an unclean leader
-(``AdminElectsUncleanLeader``).  Each happens exactly where the scenario has it, and nowhere
+(``AdminElectsUncleanLeader``), a broker paused until the controller fences it has its session
+expire while its process lives (``ControllerFencesSilentBroker``).  Each happens exactly where the scenario has it, and nowhere
 else.  Every other action (heartbeats, registrations, assignments, elections, fetches,
 AlterPartition, the brokers' first starts and the topic's creation) is free, in any order.
-A pause, a wait, a repair or a replacement is no step of the model by itself.
+A resume, a wait, a repair or a replacement is no step of the model by itself.
 
 The search goes event by event.  Before the first event it explores every state the free
 actions reach; it keeps those whose view (``observe.model_view``) is the cluster's first
@@ -35,7 +36,7 @@ from .scenario import Event
 #: The model's environment actions: each taken only where an event of the scenario says so.
 CONTROLLED = frozenset({"BrokerFailsDir", "BrokerCrashes", "BrokerStarts", "BrokerStartsMove",
                         "AdminElectsUncleanLeader", "NetworkLosesMessage", "ControllerFailsOver",
-                        "AdminUpgradesMetadataVersion"})
+                        "AdminUpgradesMetadataVersion", "ControllerFencesSilentBroker"})
 #: Records the model's producer writes: enough for a follower to fall behind and catch up,
 #: which is all the views compare (the cluster's thousands of records are not the point).
 MODEL_RECORDS = 2
@@ -89,6 +90,7 @@ def model_settings(played: Played) -> dict:
         "brokers": s.spec.brokers, "dirs_per_broker": s.spec.dirs_per_broker, "partitions": 1,
         "replication_factor": s.replication_factor, "min_isr": s.min_insync_replicas, "elr": s.spec.elr,
         "restarts": count("start"), "dir_failures": count("fail_dir"), "moves": count("move"),
+        "session_expiries": count("pause"),
         "unclean_election": "admin" if count("elect_unclean") else "off",
         "records": MODEL_RECORDS, "semantics": "code", "kafka_version": played.kafka_version,
     }
@@ -106,6 +108,9 @@ def event_matcher(event: Event, fates: dict[int, str]):
         return lambda a: a == ("BrokerStartsMove", b, 0, event.dir)
     if event.do == "elect_unclean":
         return lambda a: a == ("AdminElectsUncleanLeader", 0)
+    if event.do == "pause":
+        # paused until the controller fences it: its session expires while its process lives
+        return lambda a: a == ("ControllerFencesSilentBroker", b)
     if event.do == "start":
         wanted = {slot: REPLACED if fate == "replaced" else REPAIRED for slot, fate in fates.items()}
         return lambda a: a[0] == "BrokerStarts" and a[1] == b and dict(a[2]) == wanted
@@ -164,7 +169,7 @@ def _hold(played: Played) -> Held:
     states = list(model.init_states())
     for index, (group, obs) in enumerate(zip(observed_groups(played.events), observations)):
         for event in group:
-            if event.do in ("pause", "resume", "wait"):
+            if event.do in ("resume", "wait"):
                 continue
             if event.do in ("repair_dir", "replace_disk"):
                 fates.setdefault(event.broker, {})[event.dir] = "replaced" if event.do == "replace_disk" else "repaired"

@@ -45,6 +45,10 @@ class Settings:
     max_messages: int = 2
     #: messages the network may lose in the whole run
     max_losses: int = 0
+    #: times in the whole run the controller's heartbeat session of a running broker may expire:
+    #: its process paused past broker.session.timeout.ms, or its heartbeats lost or late for that
+    #: long; the controller fences it, and it comes back as the same incarnation
+    session_expiries: int = 0
     #: the first ``legacy_brokers`` brokers register without directories (an old metadata version)
     legacy_brokers: int = 0
     #: intra-broker replica moves in the whole run (0: the feature is off)
@@ -179,7 +183,8 @@ def _validate(s: Settings) -> None:
         1 <= s.replication_factor <= s.brokers,
         f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {r(s.replication_factor)}",
     )
-    for key in ("restarts", "dir_failures", "max_losses", "moves", "failovers", "records", "recovery_tool"):
+    for key in ("restarts", "dir_failures", "max_losses", "session_expiries", "moves", "failovers", "records",
+                "recovery_tool"):
         value = getattr(s, key)
         need(0 <= value <= MAX_COUNT, f"model setting {key!r} must be between 0 and {MAX_COUNT}, not {reprlib.repr(value)}")
     need(1 <= s.max_messages <= MAX_COUNT,

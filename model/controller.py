@@ -7,7 +7,7 @@ from .state import (
     ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL,
     ELR, FENCED, LAST_KNOWN_ELR, LEADER_EPOCH, RECOVERING, NO_LEADER_CHANGE, PARTITION_EPOCH,
     HEARTBEAT_RESPONSE, ISR, LEADER, MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION,
-    PARTITION_CHANGE, PARTITION_RECORD, UNCOMMITTED,
+    PARTITION_CHANGE, PARTITION_RECORD, SESSIONS_EXPIRED, UNCOMMITTED,
     REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, SESSION, bag_add,
     bag_remove, except_at,
 )
@@ -261,6 +261,23 @@ class ControllerHandlers:
             return None
         if self.alive(s, b):
             return None  # its session is alive
+        return self._fence_expired(s, b)
+
+    def ControllerFencesSilentBroker(self, s, b):
+        """maybeFenceOneStaleBroker for a broker whose process still runs: its heartbeats have
+        not reached the controller within the session timeout (a long pause, heartbeats lost or
+        late), at most ``session_expiries`` times in the run.  The controller fences it as any
+        expired broker; the broker keeps running as the same incarnation, with the same epoch,
+        and its next heartbeat that the controller handles may unfence it again
+        (BrokerLifecycleManager ignores isFenced while RUNNING and keeps heartbeating)."""
+        if s[SESSIONS_EXPIRED] >= self.settings.session_expiries:
+            return None
+        if not self.registered(s, b) or not self.has_session(s, b) or not self.alive(s, b):
+            return None
+        return self._fence_expired(self._with(s, sessionsExpired=s[SESSIONS_EXPIRED] + 1), b)
+
+    def _fence_expired(self, s, b):
+        """handleBrokerFenced for a broker whose session expired."""
         if self.code:
             n = self._with(s, session=except_at(s[SESSION], b, False)) if self.rules.sessions_by_epoch else s
             return self.write(n, self._fence_records(s, b))

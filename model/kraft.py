@@ -27,7 +27,7 @@ from .records import Records, record_label
 from .rules import KafkaRules
 from .sequence import sequence
 from .state import (
-    RUNNING_TOOL, SESSION, TOOL, TOOL_OUTCOME_NAMES, ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
+    RUNNING_TOOL, SESSION, SESSIONS_EXPIRED, TOOL, TOOL_OUTCOME_NAMES, ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
     FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
@@ -141,6 +141,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             0,
             (),
             (),
+            0,
         )
         if self.data_plane:
             # every replica's log empty; no leader has heard from a follower yet
@@ -210,6 +211,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                         for p in self.partitions:
                             add(("BrokerSendsAlterReplicaState", b, p), self.BrokerSendsAlterReplicaState(s, b, p))
             add(("ControllerFencesExpiredBroker", b), self.ControllerFencesExpiredBroker(s, b))
+            if self.settings.session_expiries:
+                add(("ControllerFencesSilentBroker", b), self.ControllerFencesSilentBroker(s, b))
         for p in self.partitions:
             add(("ControllerCreatesPartition", p), self.ControllerCreatesPartition(s, p))
         if self.settings.designated:
@@ -331,6 +334,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             } if s[TOOL] else {},
             # only when a release's heartbeat sessions are modeled: traces of the code read lack it
             **({"session": list(s[SESSION])} if s[SESSION] else {}),
+            **({"sessionsExpired": s[SESSIONS_EXPIRED]} if self.settings.session_expiries else {}),
         }
 
     def describe_controller(self, image) -> dict:
@@ -378,6 +382,7 @@ _PARAM_KINDS = {
     "BrokerFutureCaughtUp": ("b", "p"),
     "BrokerSendsAlterReplicaState": ("b", "p"),
     "ControllerFencesExpiredBroker": ("b",),
+    "ControllerFencesSilentBroker": ("b",),
     "ControllerCreatesPartition": ("p",),
     "AdminElectsDesignatedLeader": ("p", "b"),
     "AdminElectsUncleanLeader": ("p",),

@@ -55,6 +55,7 @@ VARIABLES = (
     # The controller's heartbeat sessions, when a Kafka release's are modeled (else () throughout):
     "session",  # controller: broker -> does its registered epoch have a heartbeat session
     # (BrokerHeartbeatTracker's entry: made by a heartbeat, dropped when it expires and by a new incarnation)
+    "sessionsExpired",  # sessions of running brokers expired so far (a pause, heartbeats lost or late)
 )
 (
     STATUS,
@@ -87,6 +88,7 @@ VARIABLES = (
     PRODUCED,
     TOOL,
     SESSION,
+    SESSIONS_EXPIRED,
 ) = range(len(VARIABLES))
 # The recovery tool's outcome for a partition: still trying, elected a leader, or found the
 # partition online again (reported instead of an election).
@@ -184,6 +186,7 @@ ACTIONS = (
     "ControllerHandlesHeartbeat",
     "ControllerTimesOutHeartbeat",
     "ControllerFencesExpiredBroker",
+    "ControllerFencesSilentBroker",
     "ControllerHandlesAssignment",
     "ControllerHandlesAlterReplicaState",
     "ControllerCreatesPartition",

@@ -24,6 +24,7 @@ CONSTANTS
     MaxDirFailures,           \* directory failures in the whole run
     MaxMessages,              \* messages in flight at once
     MaxLosses,                \* messages the network may lose in the whole run
+    MaxSessionExpiries,       \* running brokers' heartbeat sessions that may expire in the whole run
     LegacyBrokers,            \* brokers 0 .. LegacyBrokers - 1 register no directories
     MaxMoves,                 \* intra-broker replica moves in the whole run
     AlterReplicaStateEnabled, \* KIP-589's AlterReplicaState path
@@ -145,14 +146,15 @@ VARIABLES
     tool,           \* [answers: p -> b -> <<leaderEpoch, logEndOffset>> or <<>>, outcome: p -> "RUNNING" |
                     \*  "ELECTED" | "FOUND_ONLINE", requests: sent so far, takenUp: p -> offline leader epoch or -1]
     \* The controller's heartbeat sessions, when a Kafka release's are modeled (else <<>> throughout):
-    session         \* controller: broker -> does its registered epoch have a heartbeat session
+    session,        \* controller: broker -> does its registered epoch have a heartbeat session
+    sessionsExpired \* sessions of running brokers expired so far (a pause, heartbeats lost or late)
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
           nextUuid, dirFailures, lostMessages, movesStarted,
           knownEpoch, registeredIncarnation, metadataVersion,
           committedImage, uncommitted, failoversDone, brokerImage,
-          replicaLog, highWatermark, followerEnd, acked, produced, tool, session>>
+          replicaLog, highWatermark, followerEnd, acked, produced, tool, session, sessionsExpired>>
 \* What a broker's crash keeps of the data plane (its followerEnd is in memory).
 dataKept == <<replicaLog, highWatermark, acked, produced>>
 dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced>>
@@ -163,7 +165,7 @@ brokerVarsButAcked == <<brokerStatus, incarnation, dirIds, dirState, logs, futur
 logVars == <<committedImage, uncommitted, failoversDone>>
 \* The controller's state: in memory, and (with failovers) its metadata log.
 controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, logVars>>
-counters == <<nextUuid, dirFailures, lostMessages, movesStarted>>
+counters == <<nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired>>
 
 -----------------------------------------------------------------------------
 (* Helpers *)
@@ -486,6 +488,7 @@ Init ==
     /\ nextUuid = FIRST_REAL + NumBrokers * DirsPerBroker
     /\ dirFailures = 0
     /\ lostMessages = 0
+    /\ sessionsExpired = 0
     /\ movesStarted = 0
     /\ knownEpoch = [b \in Brokers |-> 0]
     /\ registeredIncarnation = [b \in Brokers |-> 0]
@@ -555,7 +558,7 @@ BrokerStarts(b) ==
                                              IF p \in emptied THEN 0 ELSE highWatermark[b][p]]]
                       /\ acked' = [p \in Partitions |-> {e \in acked[p] : \E r \in ReplicaSet(p) : Holds(newLog[r][p], e)}]
                  ELSE UNCHANGED <<replicaLog, highWatermark, acked>>
-           /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted,
+           /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted, sessionsExpired,
                           followerEnd, produced, tool, session>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
@@ -633,7 +636,7 @@ BrokerFailsDir(b, i) ==
              ELSE /\ queued' = [queued EXCEPT ![b] = newQueued]
                   /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd>>
     /\ dirFailures' = dirFailures + 1
-    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted,
+    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted, sessionsExpired,
                    dataKept, tool, session>>
 
 \* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs), and
@@ -776,7 +779,7 @@ BrokerStartsMove(b, p, t) ==
     /\ future' = [future EXCEPT ![b][p] = t]
     /\ movesStarted' = movesStarted + 1
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, brokerImage, controllerVars,
-                   network, nextUuid, dirFailures, lostMessages, dataVars, tool, session>>
+                   network, nextUuid, dirFailures, lostMessages, sessionsExpired, dataVars, tool, session>>
 
 \* The future replica caught up: move the assignment first, promote once acknowledged.
 BrokerFutureCaughtUp(b, p) ==
@@ -1026,12 +1029,8 @@ ControllerTimesOutHeartbeat(m) ==
     /\ HeardFrom(m.broker, m.epoch)
     /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
 
-\* maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down or was
-\* replaced): fence it and move its leaderships and ISR memberships away.  Semantics "code":
-\* handleBrokerFenced's records, for the partitions with the broker in the ISR, computed from
-\* the image, then the fencing; with SessionsByEpoch its session ends, and a broker fenced
-\* already whose session expires gets the same records.
-ControllerFencesExpiredBroker(b) ==
+\* handleBrokerFenced for a broker whose session expired (all but the counters).
+FenceExpired(b) ==
     LET fen == [fenced EXCEPT ![b] = TRUE]
         \* handleBrokerFenced's records, as the log holds them
         fenceRecs ==
@@ -1042,9 +1041,6 @@ ControllerFencesExpiredBroker(b) ==
                         ELSE NoChangeRec(p)])
             \o <<RegistrationChangeRec(b, TRUE, TRUE, {})>>
     IN
-    /\ Registered(b)
-    /\ HasSession(b)
-    /\ ~Alive(b)
     /\ fenced' = fen
     /\ session' = IF SessionsByEpoch THEN [session EXCEPT ![b] = FALSE] ELSE session
     /\ partition' = IF Mutant = "fenced_leader_kept" THEN partition
@@ -1058,7 +1054,32 @@ ControllerFencesExpiredBroker(b) ==
                             THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fen, onlineDirs)
                             ELSE partition[p]]
     /\ IF Semantics = "code" THEN LogWrite(network, fenceRecs, NoResponse) ELSE UNCHANGED <<network, logVars>>
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, counters, tool>> /\ GiveUp
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, tool>> /\ GiveUp
+
+\* maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down or was
+\* replaced): fence it and move its leaderships and ISR memberships away.  Semantics "code":
+\* handleBrokerFenced's records, for the partitions with the broker in the ISR, computed from
+\* the image, then the fencing; with SessionsByEpoch its session ends, and a broker fenced
+\* already whose session expires gets the same records.
+ControllerFencesExpiredBroker(b) ==
+    /\ Registered(b)
+    /\ HasSession(b)
+    /\ ~Alive(b)
+    /\ FenceExpired(b)
+    /\ UNCHANGED counters
+
+\* maybeFenceOneStaleBroker for a broker whose process still runs: its heartbeats have not
+\* reached the controller within the session timeout (a long pause, heartbeats lost or late),
+\* at most MaxSessionExpiries times in the run.  Fenced as any expired broker; it keeps running
+\* as the same incarnation, and a heartbeat the controller handles later may unfence it.
+ControllerFencesSilentBroker(b) ==
+    /\ sessionsExpired < MaxSessionExpiries
+    /\ Registered(b)
+    /\ HasSession(b)
+    /\ Alive(b)
+    /\ FenceExpired(b)
+    /\ sessionsExpired' = sessionsExpired + 1
+    /\ UNCHANGED <<nextUuid, dirFailures, lostMessages, movesStarted>>
 
 \* AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and if it is
 \* not online for the broker (LOST, unknown) take the replica out as for a failed directory.
@@ -1207,8 +1228,8 @@ NetworkLosesMessage(m) ==
           /\ brokerStatus[m.broker] = "RUNNING" /\ m.epoch = knownEpoch[m.broker]
           /\ queued[m.broker][m.partition] = m.dir
        THEN /\ queued' = [queued EXCEPT ![m.broker][m.partition] = GIVEN_UP]
-            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, tool, session>>
-       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, tool, session>>
+            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, tool, session>>
+       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, tool, session>>
 
 (* The metadata log (with failovers) *)
 
@@ -1536,6 +1557,7 @@ Next ==
         \/ \E p \in Partitions : BrokerFutureCaughtUp(b, p)
         \/ \E p \in Partitions : BrokerSendsAlterReplicaState(b, p)
         \/ ControllerFencesExpiredBroker(b)
+        \/ ControllerFencesSilentBroker(b)
     \/ \E p \in Partitions : ControllerCreatesPartition(p)
     \/ \E p \in Partitions, b \in Brokers : AdminElectsDesignatedLeader(p, b)
     \/ \E p \in Partitions : AdminElectsUncleanLeader(p)

@@ -104,6 +104,7 @@ CONSTANTS = {
     "MaxDirFailures": "dir_failures",
     "MaxMessages": "max_messages",
     "MaxLosses": "max_losses",
+    "MaxSessionExpiries": "session_expiries",
     "LegacyBrokers": "legacy_brokers",
     "MaxMoves": "moves",
     "AlterReplicaStateEnabled": "alter_replica_state",
