@@ -44,6 +44,7 @@ CONTROLLER_ACTIONS = {
     "ControllerHandlesHeartbeat": "heartbeat",
     "ControllerTimesOutHeartbeat": "heartbeat",
     "ControllerFencesExpiredBroker": "fenceExpired",
+    "ControllerFencesSilentBroker": "fenceExpired",  # the controller cannot tell a live broker from a dead one
     "ControllerHandlesAssignment": "assign",
     "ControllerHandlesAlterPartition": "alterPartition",
     "ControllerCreatesPartition": "createPartition",
