@@ -419,14 +419,16 @@ _SHARED = (
 #: semantics -> the encoded actions
 ACTIONS_BY_SEMANTICS = {
     "code": (
-        Action("ControllerFencesExpiredBroker", fences_expired_broker, model_actions=("ControllerFencesExpiredBroker", "ControllerFencesSilentBroker")),
+        Action("ControllerFencesExpiredBroker", fences_expired_broker,
+               model_actions=("ControllerFencesExpiredBroker", "ControllerFencesSilentBroker")),
         Action("ControllerHandlesHeartbeat", handles_heartbeat, model_actions=("ControllerHandlesHeartbeat",)),
         Action("ControllerHandlesRegistration", registers_new_incarnation,
                model_actions=("ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout")),
         Action("ControllerHandlesAssignment", handles_assignment, model_actions=("ControllerHandlesAssignment",)),
     ) + _SHARED,
     "kip": (
-        Action("ControllerFencesExpiredBroker", fences_expired_broker_kip, model_actions=("ControllerFencesExpiredBroker", "ControllerFencesSilentBroker")),
+        Action("ControllerFencesExpiredBroker", fences_expired_broker_kip,
+               model_actions=("ControllerFencesExpiredBroker", "ControllerFencesSilentBroker")),
         Action("ControllerHandlesHeartbeat", handles_heartbeat_kip, model_actions=("ControllerHandlesHeartbeat",)),
         Action("ControllerHandlesRegistration", registers_new_incarnation_kip,
                model_actions=("ControllerHandlesRegistration",)),
