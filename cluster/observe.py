@@ -5,8 +5,8 @@ leaves it (registrations, and topic ``p0``'s partition), each broker's directori
 not, and the directory ID in each one's meta.properties) and each broker's process (up, paused,
 or down).  Both sides become a *view*:
 
-- ``up``: broker -> is its process running (a paused one counts as running: the model has no
-  pause);
+- ``up``: broker -> is its process running (a paused one counts as running: its process
+  lives, as a model broker's whose session expired, ``ControllerFencesSilentBroker``);
 - ``failed``: broker -> the slots whose directory has failed in the running incarnation;
 - ``brokers``: broker -> None (never registered) or whether it is fenced and which of its
   directories its registration lists as online;
