@@ -130,7 +130,8 @@ def test_failover_config_holds_every_invariant_with_its_figures():
         "BrokerRefreshesRegistration", "BrokerReceivesHeartbeatResponse", "BrokerSendsAssignment",
         "BrokerReceivesAssignmentResponse", "BrokerShutsDownOnDirFailureTimeout", "BrokerStartsMove",
         "BrokerFutureCaughtUp", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
-        "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState", "AdminElectsDesignatedLeader",
+        "ControllerFencesSilentBroker", "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState",
+        "AdminElectsDesignatedLeader",
         "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "BrokerLoadsMetadata", "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
         "ToolAsksReplicaLogInfo", "ToolElectsLeader"]

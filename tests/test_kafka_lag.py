@@ -171,7 +171,8 @@ def test_lag_config_holds_every_invariant_with_its_figures():
     assert (result.distinct_states, result.generated_states, result.depth) == (202971, 551231, 51)
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
-        "ControllerTimesOutHeartbeat", "ControllerHandlesAlterReplicaState", "AdminElectsDesignatedLeader",
+        "ControllerTimesOutHeartbeat", "ControllerFencesSilentBroker", "ControllerHandlesAlterReplicaState",
+        "AdminElectsDesignatedLeader",
         "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
