@@ -138,7 +138,7 @@ def held_to_model(played):
 
     disturbed = disturbances(played)
     if disturbed:
-        return Held({}, disturbed="; ".join(disturbed) + ": as a loaded machine can, and the model has no such step yet")
+        return Held({}, disturbed="; ".join(disturbed) + ": as a loaded machine can, where no event asked for it")
     try:
         return hold(played)
     except NotModeled as e:

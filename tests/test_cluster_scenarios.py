@@ -243,15 +243,15 @@ def test_a_move_recorded_at_bootstrap_conforms_and_was_not_disturbed():
 
 
 def test_a_broker_fenced_that_no_event_stopped_disturbs_the_run(tmp_path):
-    """A running broker whose heartbeats came late (a loaded machine) is fenced: the model has
-    no such step yet, so the run is held to nothing, and says why (exit 1, not a divergence)."""
+    """A running broker whose heartbeats came late (a loaded machine) is fenced where no event
+    asked for it: the run is held to nothing, and says why (exit 1, not a divergence)."""
     disturbed = tmp_path / "disturbed.json"
     disturbed.write_text(json.dumps(with_records("move", FENCES_1, SHRINKS_TO_0, EXPANDS_TO_0_1)))
     done = kraftcheck("cluster", "--recorded", str(disturbed), "--json", str(tmp_path / "again.json"))
     assert (done.returncode, done.stderr) == (1, "")
     assert ("  model: not held, the run was disturbed: the controller fenced broker 1, which no event stopped "
-            "(heartbeats later than broker.session.timeout.ms): as a loaded machine can, and the model has no "
-            "such step yet") in done.stdout.splitlines()
+            "(heartbeats later than broker.session.timeout.ms): as a loaded machine can, where no event asked "
+            "for it") in done.stdout.splitlines()
     [entry] = json.loads((tmp_path / "again.json").read_text())["cluster"]
     assert (entry["verdict"], entry["model"]["conforms"], entry["model"]["steps"]) == ("disturbed, kept", False, [])
 
