@@ -165,6 +165,7 @@ COUNTS = {
     "dataplane": (11080, 37),
     "unclean": (9885, 36),
     "rejoin": (30744, 44),
+    "livefencing": (51629, 48),
     "isrshrink": (7268, 34),
 }
 
