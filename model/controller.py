@@ -400,7 +400,7 @@ class ControllerHandlers:
         for r, broker_epoch in isr_with_epochs:
             # ineligibleReplicasForIsr: not registered, fenced, or another incarnation (KIP-903;
             # -1: the leader does not know the epoch, and the check is skipped)
-            if not self.registered(s, r) or s[FENCED][r]:
+            if not self.registered(s, r) or (s[FENCED][r] and self.mutant != "fenced_replica_joins_isr"):
                 return "INELIGIBLE_REPLICA"
             if broker_epoch != -1 and broker_epoch != s[BROKER_EPOCH][r] and self.mutant != "alter_partition_stale_broker_epoch":
                 return "INELIGIBLE_REPLICA"

@@ -358,20 +358,31 @@ class Invariants:
         return all(a is None or set(a[ISR]) <= set(c[ISR]) or c[LEADER_EPOCH] > a[LEADER_EPOCH]
                    for a, c in zip(s[PARTITION], t[PARTITION]))
 
+    def _joined_through_alter_partition(self, s, action, t):
+        """The replicas an AlterPartition step adds to its partition's ISR (none for other steps)."""
+        if action[0] != "ControllerHandlesAlterPartition":
+            return set()
+        p = action[1][3]
+        before, after = s[PARTITION][p], t[PARTITION][p]
+        if after is None or after[ISR] == before[ISR]:
+            return set()
+        return set(after[ISR]) - set(before[ISR])
+
     def IsrJoinsFromCurrentIncarnation(self, s, action, t) -> bool:
         """A replica joins the ISR through AlterPartition only on what the leader heard from the
         incarnation the controller has registered: the broker epoch the request carries for it is
         its registered one (KIP-903; a follower restarted since its fetch may have lost what it
         held)."""
-        if action[0] != "ControllerHandlesAlterPartition":
-            return True
-        m = action[1]
-        p = m[3]
-        before, after = s[PARTITION][p], t[PARTITION][p]
-        if after is None or after[ISR] == before[ISR]:
-            return True
-        joined = set(after[ISR]) - set(before[ISR])
-        return all(e == s[BROKER_EPOCH][r] for r, e in m[6] if r in joined)
+        joined = self._joined_through_alter_partition(s, action, t)
+        return all(e == s[BROKER_EPOCH][r] for r, e in action[1][6] if r in joined) if joined else True
+
+    def IsrJoinsOnlyUnfenced(self, s, action, t) -> bool:
+        """A replica joins the ISR through AlterPartition only while its broker is registered and
+        unfenced (KIP-841): the leader saw it unfenced when it asked, but the broker may have been
+        fenced since (its session expired, live or dead), and a fenced broker in the ISR could be
+        elected without a session, or shrink min.insync.replicas' promise (KAFKA-13916)."""
+        joined = self._joined_through_alter_partition(s, action, t)
+        return all(self.registered(s, r) and not s[FENCED][r] for r in joined)
 
     def FencedUntilAssigned(self, s, action, t) -> bool:
         """A broker that registered directories is never unfenced while metadata holds one of

@@ -97,6 +97,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             "BrokerEpochOnlyForNewIncarnation": self.BrokerEpochOnlyForNewIncarnation,
             "CleanLeaderFromIsrOrElr": self.CleanLeaderFromIsrOrElr,
             "IsrJoinsFromCurrentIncarnation": self.IsrJoinsFromCurrentIncarnation,
+            "IsrJoinsOnlyUnfenced": self.IsrJoinsOnlyUnfenced,
             "ElrLeftOnlyForCause": self.ElrLeftOnlyForCause,
             "RecoveryToolKeepsCommitted": self.RecoveryToolKeepsCommitted,
             "LeaderEpochBumpedOnIsrShrink": self.LeaderEpochBumpedOnIsrShrink,

@@ -43,6 +43,8 @@ MUTANTS = {
     "leader though it is not acceptable (fenced, or its directory offline) (KAFKA-19522)",
     "alter_partition_stale_broker_epoch": "AlterPartition takes an ISR member whose broker epoch in the request "
     "is not its registered one: a follower restarted since its fetch rejoins the ISR (KAFKA-14617)",
+    "fenced_replica_joins_isr": "AlterPartition takes a fenced replica into the ISR: the controller's half of "
+    "KIP-841 missing (KAFKA-13916), so a follower fenced after its leader asked joins all the same",
     "unclean_reregistration_keeps_epochs": "with ELR, a new incarnation's registration writes no leader and ISR "
     "changes (handleBrokerUncleanShutdown skipped), so the old incarnation keeps its leaderships in their "
     "epochs (KAFKA-18106; Kafka 3.x without ELR: finding 3)",
@@ -88,6 +90,7 @@ CAUGHT_AT = {
     "elect_unacceptable_last_leader": "elr",
     "unclean_reregistration_keeps_epochs": "elr",
     "alter_partition_stale_broker_epoch": "rejoin",
+    "fenced_replica_joins_isr": "livefencing",
     "unclean_not_recovering": "unclean",
     "no_leader_epoch_bump_on_isr_shrink": "isrshrink",
     "replay_ignores_log_dirs": "failoverjbod",

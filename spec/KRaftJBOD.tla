@@ -1451,7 +1451,7 @@ AlterPartitionError(m) ==
        ELSE IF ~(proposed \subseteq ReplicaSet(m.partition)) \/ part.leader \notin proposed THEN "INVALID_REQUEST"
        \* a leader still recovering from an unclean election is the ISR alone, and RECOVERED stays
        ELSE IF m.recovering /\ (Cardinality(proposed) > 1 \/ ~part.recovering) THEN "INVALID_REQUEST"
-       ELSE IF \E r \in proposed : ~Registered(r) \/ fenced[r]
+       ELSE IF \E r \in proposed : ~Registered(r) \/ (fenced[r] /\ Mutant # "fenced_replica_joins_isr")
                                    \/ (m.isr[r] # -1 /\ m.isr[r] # brokerEpoch[r]
                                        /\ Mutant # "alter_partition_stale_broker_epoch")
        THEN "INELIGIBLE_REPLICA"
@@ -1857,6 +1857,13 @@ IsrJoinsFromCurrentIncarnation ==
             \A r \in (partition'[m.partition].isr \ partition[m.partition].isr) \cap DOMAIN m.isr :
                 m.isr[r] = brokerEpoch[r]
 
+\* A replica joins the ISR through AlterPartition only while its broker is registered and
+\* unfenced (KIP-841): it may have been fenced since its leader asked (KAFKA-13916).
+IsrJoinsOnlyUnfenced ==
+    \A m \in BagToSet(network) :
+        (m.kind = "AlterPartition" /\ ControllerHandlesAlterPartition(m)) =>
+            \A r \in partition'[m.partition].isr \ partition[m.partition].isr : Registered(r) /\ ~fenced[r]
+
 \* Below metadata version 3.6-IV0 a partition change that takes a member out of the ISR bumps the
 \* leader epoch: the brokers' replica manager of those versions fences the fetchers of replicas
 \* out of the ISR by the leader epoch alone (KAFKA-15021).  A failover's reverting is no change.
@@ -1886,6 +1893,7 @@ DesignatedElectionSafeProp == [][DesignatedElectionSafe]_vars
 BrokerEpochOnlyForNewIncarnationProp == [][BrokerEpochOnlyForNewIncarnation]_vars
 CleanLeaderFromIsrOrElrProp == [][CleanLeaderFromIsrOrElr]_vars
 IsrJoinsFromCurrentIncarnationProp == [][IsrJoinsFromCurrentIncarnation]_vars
+IsrJoinsOnlyUnfencedProp == [][IsrJoinsOnlyUnfenced]_vars
 ElrLeftOnlyForCauseProp == [][ElrLeftOnlyForCause]_vars
 RecoveryToolKeepsCommittedProp == [][RecoveryToolKeepsCommitted]_vars
 LeaderEpochBumpedOnIsrShrinkProp == [][LeaderEpochBumpedOnIsrShrink]_vars

@@ -110,7 +110,7 @@ def test_model_declares_its_parts():
     assert set(model.action_invariants) == {
         "StaleEpochChangesNothing", "EpochsNeverDecrease", "UpdatesOnlyOfflinePartitions", "FencedUntilAssigned",
         "DesignatedElectionSafe", "BrokerEpochOnlyForNewIncarnation", "CleanLeaderFromIsrOrElr",
-        "IsrJoinsFromCurrentIncarnation", "ElrLeftOnlyForCause", "RecoveryToolKeepsCommitted",
+        "IsrJoinsFromCurrentIncarnation", "IsrJoinsOnlyUnfenced", "ElrLeftOnlyForCause", "RecoveryToolKeepsCommitted",
         "LeaderEpochBumpedOnIsrShrink",
     }
     assert len(model.mutants) >= 10
@@ -219,6 +219,7 @@ CAUGHT = {
     "elect_unacceptable_last_leader": ("elr", "FencedBrokerLeadsNothing", 17),
     "unclean_reregistration_keeps_epochs": ("elr", "FencedBrokerLeadsNothing", 16),
     "alter_partition_stale_broker_epoch": ("rejoin", "IsrJoinsFromCurrentIncarnation", 24),
+    "fenced_replica_joins_isr": ("livefencing", "IsrJoinsOnlyUnfenced", 20),
     "unclean_not_recovering": ("unclean", "CleanLeaderFromIsrOrElr", 17),
     "no_leader_epoch_bump_on_isr_shrink": ("isrshrink", "LeaderEpochBumpedOnIsrShrink", 16),
 }
