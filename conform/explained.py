@@ -98,7 +98,7 @@ def _kip_offline_dirs_first(model, pre, action, divergence) -> bool:
     unfencing elects the broker where the KIP's reading, seeing the failure first, does not."""
     if not _kip(model, action, ("ControllerHandlesHeartbeat",)):
         return False
-    _, b, _, offline, want_fence = action[1]
+    b, offline, want_fence = action[1][1], action[1][3], action[1][4]
     kafka_leaders = {k for f, _, k in divergence.fields if f.endswith(".leader")}
     return (bool(offline) and not want_fence and pre[FENCED][b] and kafka_leaders == {b}
             and _only_partitions(_kinds(divergence.fields)))

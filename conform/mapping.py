@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kraftcheck.model.state import (
-    ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, BROKER_EPOCH, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER,
+    ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, BROKER_EPOCH, HEARTBEAT_RESPONSE, IN_CONTROLLED_SHUTDOWN, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER,
     LEADER_EPOCH, METADATA_VERSION, METADATA_VERSION_NAMES, NETWORK, ONLINE_DIRS, PARTITION, PARTITION_EPOCH,
     RECOVERING, REGISTERED_INCARNATION, REGISTER_RESPONSE, UNCOMMITTED, dir_name,
 )
@@ -162,14 +162,14 @@ def request_for(model, pre, action, epochs: EpochMap) -> dict | None:
     if op is None:
         return None
     if op == "register":
-        _, b, incarnation, dirs = params[0]
+        _, b, incarnation, dirs, previous_epoch = params[0]
         return {"op": op, "broker": b, "incarnation": incarnation_uuid(b, incarnation),
-                "logDirs": [directory_uuid(d) for d in dirs], "previousBrokerEpoch": -1,
+                "logDirs": [directory_uuid(d) for d in dirs], "previousBrokerEpoch": epochs.to_kafka(b, previous_epoch),
                 "sessionExpired": name == "ControllerHandlesRegistrationAfterSessionTimeout"}
     if op == "heartbeat":
-        _, b, epoch, offline, want_fence = params[0]
+        _, b, epoch, offline, want_fence, want_shutdown = params[0]
         return {"op": op, "broker": b, "brokerEpoch": epochs.to_kafka(b, epoch), "wantFence": want_fence,
-                "wantShutdown": False, "offlineLogDirs": [directory_uuid(d) for d in offline],
+                "wantShutdown": want_shutdown, "offlineLogDirs": [directory_uuid(d) for d in offline],
                 "timedOut": name == "ControllerTimesOutHeartbeat"}
     if op == "fenceExpired":
         return {"op": op, "broker": params[0]}
@@ -200,14 +200,20 @@ def model_outcome(model, pre, action, post) -> str | None:
     name, *params = action
     sent = _new_messages(pre, post)
     if name in ("ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout"):
-        _, b, incarnation, _ = params[0]
+        b, incarnation = params[0][1], params[0][2]
         answers = [m for m in sent if m[0] == REGISTER_RESPONSE and m[1] == b and m[2] == incarnation]
         if not answers:
             return "unanswered"  # under the KIP's reading an older incarnation is dropped
         return "refused" if answers[0][3] == 0 else "accepted"
     if name in ("ControllerHandlesHeartbeat", "ControllerTimesOutHeartbeat"):
-        _, b, epoch, _, _ = params[0]
-        return "accepted" if model.epoch_is_current(pre, b, epoch) else "stale"
+        b, epoch = params[0][1], params[0][2]
+        if not model.epoch_is_current(pre, b, epoch):
+            return "stale"
+        if name == "ControllerHandlesHeartbeat" and model.code and model.settings.clean_shutdowns:
+            # the answer says whether to shut down now
+            told = any(m[0] == HEARTBEAT_RESPONSE and m[4] for m in sent)
+            return "accepted, shut down" if told else "accepted"
+        return "accepted"
     if name == "ControllerHandlesAssignment":
         answers = [m for m in sent if m[0] == ASSIGN_RESPONSE]
         if not answers:
@@ -229,6 +235,8 @@ def kafka_outcome(op: str, response: dict) -> str | None:
     if op == "heartbeat":
         if error == "REQUEST_TIMED_OUT":  # a timed-out heartbeat: what processExpiredBrokerHeartbeat said
             error = response.get("expiredHeartbeatError", "NONE")
+        if error == "NONE" and response.get("shouldShutDown"):
+            return "accepted, shut down"
         return "stale" if error == "STALE_BROKER_EPOCH" else ("accepted" if error == "NONE" else error)
     if op == "assign":
         if error == "STALE_BROKER_EPOCH":
@@ -271,6 +279,8 @@ def model_view(model, s) -> dict:
             "fenced": s[FENCED][b],
             "onlineDirs": sorted(s[ONLINE_DIRS][b]),
         }
+        if model.settings.clean_shutdowns:
+            brokers[b]["inControlledShutdown"] = s[IN_CONTROLLED_SHUTDOWN][b]
     partitions = {}
     for p in model.partitions:
         part = s[PARTITION][p]
@@ -309,6 +319,8 @@ def kafka_view(model, state: dict, epochs: EpochMap) -> dict:
             "fenced": reg["fenced"],
             "onlineDirs": sorted(directory_of(u) for u in reg["logDirs"]),
         }
+        if model.settings.clean_shutdowns:
+            brokers[b]["inControlledShutdown"] = reg["inControlledShutdown"]
     partitions = {}
     for p in model.partitions:
         part = state["partitions"].get(str(p))

@@ -6,10 +6,10 @@ from __future__ import annotations
 from itertools import product
 
 from .state import (
-    ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, BROKER_IMAGE, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
+    ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, BROKER_IMAGE, CLEAN_SHUTDOWNS, CLEAN_SHUTDOWN_EPOCH, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
     ACKED, FAILED_ACKED, FUTURE, HEALTHY, HIGH_WATERMARK, REPLICA_LOG, HEARTBEAT, HEARTBEAT_RESPONSE, INCARNATION, KNOWN_EPOCH, LEADER,
     GIVEN_UP, LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
-    REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, bag_add, bag_remove, except_at,
+    REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, WANT_SHUTDOWN, bag_add, bag_remove, except_at,
 )
 from .uuids import LOST, MIGRATING, RESERVED, UNASSIGNED
 
@@ -85,10 +85,12 @@ class BrokerActions:
         return len(self.slots) > 1 and not self.assignment_supported(s)
 
     def _registration_request(self, s, b):
-        """BrokerRegistrationRequest with the incarnation ID and the LogDirs the broker loaded
-        at startup, in slot order (failed since or not)."""
+        """BrokerRegistrationRequest with the incarnation ID, the LogDirs the broker loaded at
+        startup, in slot order (failed since or not), and the previousBrokerEpoch its clean-shutdown
+        files held (-1: none)."""
         dirs = () if self.legacy[b] else s[DIR_IDS][b]
-        return self._with(s, network=bag_add(s[NETWORK], (REGISTER, b, s[INCARNATION][b], dirs)))
+        previous = s[CLEAN_SHUTDOWN_EPOCH][b] if s[CLEAN_SHUTDOWN_EPOCH] else -1
+        return self._with(s, network=bag_add(s[NETWORK], (REGISTER, b, s[INCARNATION][b], dirs, previous)))
 
     def BrokerSendsRegistration(self, s, b):
         """(Re)send the registration until one is answered."""
@@ -129,6 +131,17 @@ class BrokerActions:
             return None
         return self._broker_down(s, b)
 
+    def BrokerBeginsShutdown(self, s, b):
+        """A running broker begins a controlled shutdown (BrokerLifecycleManager
+        .beginControlledShutdown): from now on its heartbeats ask to shut down (wantShutDown),
+        and it stops when a heartbeat response says it should, at most ``clean_shutdowns``
+        times in the run."""
+        if s[STATUS][b] != RUNNING or not s[WANT_SHUTDOWN] or s[WANT_SHUTDOWN][b]:
+            return None
+        if s[CLEAN_SHUTDOWNS] >= self.settings.clean_shutdowns:
+            return None
+        return self._with(s, wantShutdown=except_at(s[WANT_SHUTDOWN], b, True), cleanShutdowns=s[CLEAN_SHUTDOWNS] + 1)
+
     def BrokerFailsDir(self, s, b, i):
         """A log directory fails.  A move whose destination failed is reverted; one whose source
         failed is assigned to LOST (KAFKA-16297).  With no directory left the broker stops."""
@@ -163,7 +176,8 @@ class BrokerActions:
 
     def BrokerSendsHeartbeat(self, s, b):
         """Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs),
-        and asks to stay fenced (wantFence) until the broker has loaded its registration."""
+        asks to stay fenced (wantFence) until the broker has loaded its registration, and asks
+        to shut down (wantShutDown) once the broker has begun a controlled shutdown."""
         epoch = s[KNOWN_EPOCH][b]
         if s[STATUS][b] != RUNNING or not self.room(s):
             return None
@@ -173,17 +187,27 @@ class BrokerActions:
             return None  # registering again: heartbeats wait for the answer
         offline = tuple(sorted(s[DIR_IDS][b][i] for i in self.slots if s[DIR_STATE][b][i] != HEALTHY))
         want_fence = bool(s[BROKER_IMAGE]) and not self.caught_up(s, b)
-        return self._with(s, network=bag_add(s[NETWORK], (HEARTBEAT, b, epoch, offline, want_fence)))
+        want_shutdown = bool(s[WANT_SHUTDOWN]) and s[WANT_SHUTDOWN][b]
+        return self._with(s, network=bag_add(s[NETWORK], (HEARTBEAT, b, epoch, offline, want_fence, want_shutdown)))
 
     def BrokerReceivesHeartbeatResponse(self, s, m):
-        _, b, epoch, offline = m
+        """The broker marks the offline directories the response acknowledges; a response that
+        says shouldShutDown ends its controlled shutdown: the process stops, and writes its broker
+        epoch in the clean-shutdown file of every directory (LogManager.shutdown; a failed
+        directory gets none, so the next incarnation reads no epoch)."""
+        _, b, epoch, offline, should_shut_down = m
         n = self._with(s, network=bag_remove(s[NETWORK], m))
         if s[STATUS][b] != RUNNING or epoch != s[KNOWN_EPOCH][b]:
             return n
         states = tuple(
             FAILED_ACKED if st == FAILED and s[DIR_IDS][b][i] in offline else st for i, st in enumerate(s[DIR_STATE][b])
         )
-        return self._with(n, dirState=except_at(s[DIR_STATE], b, states))
+        n = self._with(n, dirState=except_at(s[DIR_STATE], b, states))
+        if not should_shut_down:
+            return n
+        written = epoch if all(st == HEALTHY for st in states) else -1
+        n = self._broker_down(n, b)
+        return self._with(n, cleanShutdownEpoch=except_at(n[CLEAN_SHUTDOWN_EPOCH], b, written))
 
     def BrokerConsumesMetadata(self, s, b, p):
         """The broker acts on its replica of partition p as the metadata it has loaded describes

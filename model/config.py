@@ -49,6 +49,12 @@ class Settings:
     #: its process paused past broker.session.timeout.ms, or its heartbeats lost or late for that
     #: long; the controller fences it, and it comes back as the same incarnation
     session_expiries: int = 0
+    #: controlled shutdowns in the whole run (0: the model's brokers only ever stop uncleanly): a
+    #: running broker asks to shut down in its heartbeats (wantShutDown), the controller moves its
+    #: leaderships and ISR memberships away and tells it when to stop (shouldShutDown), and the
+    #: broker writes its epoch in clean-shutdown files that its next incarnation registers with
+    #: (previousBrokerEpoch); Kafka's code only (semantics "code"), without failovers
+    clean_shutdowns: int = 0
     #: the first ``legacy_brokers`` brokers register without directories (an old metadata version)
     legacy_brokers: int = 0
     #: intra-broker replica moves in the whole run (0: the feature is off)
@@ -183,7 +189,7 @@ def _validate(s: Settings) -> None:
         1 <= s.replication_factor <= s.brokers,
         f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {r(s.replication_factor)}",
     )
-    for key in ("restarts", "dir_failures", "max_losses", "session_expiries", "moves", "failovers", "records",
+    for key in ("restarts", "dir_failures", "max_losses", "session_expiries", "clean_shutdowns", "moves", "failovers", "records",
                 "recovery_tool"):
         value = getattr(s, key)
         need(0 <= value <= MAX_COUNT, f"model setting {key!r} must be between 0 and {MAX_COUNT}, not {reprlib.repr(value)}")
@@ -204,6 +210,9 @@ def _validate(s: Settings) -> None:
          "model setting 'records' needs broker_lag = false: the data plane reads the latest committed metadata")
     need(s.failovers == 0 or s.semantics == "code",
          "model setting 'failovers' needs semantics = \"code\": under the KIP's reading the controller writes no records")
+    need(s.clean_shutdowns == 0 or (s.semantics == "code" and s.failovers == 0),
+         "model setting 'clean_shutdowns' needs semantics = \"code\" and failovers = 0: controlled shutdown is "
+         "modeled as Kafka's controller does it, and its heartbeat state is not rebuilt by a failover")
     need(
         0 <= s.legacy_brokers <= s.brokers,
         f"model setting 'legacy_brokers' must be between 0 and brokers ({s.brokers}), not {r(s.legacy_brokers)}",

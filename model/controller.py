@@ -4,7 +4,7 @@ operations: each reads the image, writes records, replays them, and answers."""
 from __future__ import annotations
 
 from .state import (
-    ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL,
+    ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, AWAITED_HEARTBEATS, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL,
     ELR, FENCED, LAST_KNOWN_ELR, LEADER_EPOCH, RECOVERING, NO_LEADER_CHANGE, PARTITION_EPOCH,
     HEARTBEAT_RESPONSE, ISR, LEADER, MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_CHANGE, PARTITION_RECORD, SESSIONS_EXPIRED, UNCOMMITTED,
@@ -43,7 +43,7 @@ class ControllerHandlers:
         memberships (unclean shutdown)."""
         if self.code:
             return self._register(s, m, session_expired=False)
-        _, b, incarnation_id, dirs = m
+        _, b, incarnation_id, dirs, _ = m
         net = bag_remove(s[NETWORK], m)
         current = s[BROKER_EPOCH][b]
         if incarnation_id < current and self.mutant != "accept_older_registration":
@@ -65,7 +65,7 @@ class ControllerHandlers:
         session timeout has elapsed, but maybeFenceOneStaleBroker has not fenced it yet (it fences
         one stale broker per event): hasValidSession is false, so the registration goes through
         (semantics "code" only; under "kip" a new incarnation is always accepted)."""
-        _, b, incarnation_id, _ = m
+        b, incarnation_id = m[1], m[2]
         if not self.code or not self.registered(s, b) or not self.has_session(s, b) or self.alive(s, b):
             return None
         if incarnation_id == s[REGISTERED_INCARNATION][b]:
@@ -78,7 +78,7 @@ class ControllerHandlers:
 
     def _register(self, s, m, session_expired):
         """ClusterControlManager.registerBroker, the code's way: the record and the answer."""
-        _, b, incarnation_id, dirs = m
+        _, b, incarnation_id, dirs, previous_epoch = m
         n = self._with(s, network=bag_remove(s[NETWORK], m))
 
         def answer(epoch):
@@ -103,21 +103,33 @@ class ControllerHandlers:
             # controller only ever compares epochs of one broker.
             epoch, fenced = s[BROKER_EPOCH][b] + 1, True
         record = self._register_broker_record(s, b, incarnation_id, epoch, fenced, dirs)
-        shutdown = [] if same else self._unclean_shutdown_records(n, b)
+        shutdown = [] if same else self._shutdown_records(n, b, self._taken_as_clean(s, b, previous_epoch))
         if not same and self.rules.sessions_by_epoch:
             n = self._with(n, session=except_at(n[SESSION], b, False))  # the new epoch has no session yet
         return self.write(n, shutdown + [record], answer(epoch))
 
-    def _unclean_shutdown_records(self, view, b):
-        """handleBrokerShutdown for a new incarnation (an unclean shutdown: the model's restarts
-        are crashes).  With ELR (handleBrokerUncleanShutdown): the broker out of the ISR, then out
-        of the ELR, of every partition it is in, and not acceptable as leader.  Without ELR: the
-        code read wrote nothing (finding 3); since 4.0.0 (KAFKA-18106) the broker leaves ISRs and
-        leaderships as when fenced.  Each record from the image."""
+    def _taken_as_clean(self, s, b, previous_epoch) -> bool:
+        """registerBroker's isCleanShutdown: the registration's previousBrokerEpoch (the epoch of
+        the broker's clean-shutdown files) is the registered epoch (KAFKA-15586), with detection
+        on (KAFKA-18635, 4.0.0; the code read takes every new incarnation as unclean)."""
+        if self.mutant == "unclean_shutdown_kept_in_elr":
+            return True
+        if not self.rules.clean_shutdown_detection or self.mutant == "clean_shutdown_undetected":
+            return False
+        return self.registered(s, b) and previous_epoch == s[BROKER_EPOCH][b]
+
+    def _shutdown_records(self, view, b, clean):
+        """handleBrokerShutdown for a new incarnation.  An unclean shutdown with ELR
+        (handleBrokerUncleanShutdown): the broker out of the ISR, then out of the ELR, of every
+        partition it is in, and not acceptable as leader.  A clean one, or one without ELR: the
+        broker leaves ISRs and leaderships as when fenced (since 4.0.0, KAFKA-18106; the code
+        read wrote nothing without ELR: finding 3).  Each record from the image."""
         if self.mutant == "unclean_reregistration_keeps_epochs":
             return []
-        if not self.settings.elr:
-            return self._out_of_isrs_records(view, b) if self.rules.shutdown_records_without_elr else []
+        if not self.settings.elr and not self.rules.shutdown_records_without_elr:
+            return []
+        if not self.settings.elr or clean:
+            return self._out_of_isrs_records(view, b)
         records = []
         for members in (ISR, ELR):
             for p, part in enumerate(view[PARTITION]):
@@ -149,11 +161,13 @@ class ControllerHandlers:
         UNASSIGNED, and leaderless partitions get a leader.
 
         Under semantics "code" every record is computed from the image the heartbeat found,
-        in the code's order: the unfencing first (handleBrokerUnfenced: its elections count the
-        sender acceptable on the directories its registration still lists), then
-        handleDirectoriesOffline.  Under "kip" the offline directories are handled first and
-        the unfencing sees them.  A broker that asks to stay fenced (wantFence) stays fenced."""
-        _, b, epoch, offline, want_fence = m
+        in the code's order: the broker's next state (calculateNextBrokerState) and its records
+        first (handleBrokerUnfenced: its elections count the sender acceptable on the
+        directories its registration still lists; handleBrokerFenced;
+        handleBrokerInControlledShutdown), then handleDirectoriesOffline.  Under "kip" the
+        offline directories are handled first and the unfencing sees them.  A broker that asks
+        to stay fenced (wantFence) stays fenced."""
+        _, b, epoch, offline, want_fence, want_shutdown = m
         net = bag_remove(s[NETWORK], m)
         current = self.epoch_is_current(s, b, epoch)
         if not current and self.mutant == "skip_epoch_check" and self.registered(s, b):
@@ -164,24 +178,90 @@ class ControllerHandlers:
         n = self._heard_from(self._with(s, network=net), b, epoch)
         # Below 3.7-IV2 the controller does not look at the offline directories at all.
         offline_here = offline if self.assignment_supported(s) else ()
-        # The response acknowledges the offline directories the heartbeat carried.
-        response = (HEARTBEAT_RESPONSE, b, epoch, offline) if offline and current else ()
         if self.code:
-            records = self._unfence_records(n, b) if current and n[FENCED][b] and not want_fence else []
-            return self.write(n, records + self._offline_dirs_records(n, b, offline_here), response)
+            was, will = self._broker_states(n, b, want_fence, want_shutdown) if current else ("", "")
+            records = self._broker_state_records(n, b, will) if will != was else []
+            records += self._offline_dirs_records(n, b, offline_here)
+            should_shut_down = will == "SHUTDOWN_NOW"
+            # The response acknowledges the offline directories the heartbeat carried.
+            response = (HEARTBEAT_RESPONSE, b, epoch, offline, should_shut_down) if (offline or should_shut_down) and current else ()
+            if current:
+                n = self._metadata_offset_reported(n, b, fenced=will in ("FENCED", "SHUTDOWN_NOW"))
+            n = self.write(n, records, response)
+            if n is not None and will == "CONTROLLED_SHUTDOWN" and not n[AWAITED_HEARTBEATS][b]:
+                # maybeUpdateControlledShutdownOffset: the batch's end offset, which no other
+                # broker's heartbeat has reported yet
+                n = self._with(n, awaitedHeartbeats=except_at(n[AWAITED_HEARTBEATS], b, (tuple(x for x in self.brokers if x != b),)))
+            return n
+        response = (HEARTBEAT_RESPONSE, b, epoch, offline, False) if offline and current else ()
         n = self._handle_offline_dirs(n, b, offline_here)
         if current and n[FENCED][b] and not want_fence:
             n = self.replay(n, self._unfence_records(n, b))
         return self._with(n, network=bag_add(n[NETWORK], response)) if response else n
 
+    def _broker_states(self, s, b, want_fence, want_shutdown):
+        """BrokerHeartbeatManager.calculateNextBrokerState: the sender's state (CONTROLLED_SHUTDOWN
+        while the heartbeat manager has it shutting down, else FENCED or UNFENCED as registered)
+        and the next one.  A broker in controlled shutdown may stop once it leads nothing and
+        every active broker has heartbeated since it entered (lowestActiveOffset); the model's
+        heartbeats report the offset the controller has written when it handles them (a broker
+        that asks to be unfenced has loaded its registration: ``caught_up``)."""
+        if s[AWAITED_HEARTBEATS] and s[AWAITED_HEARTBEATS][b]:
+            if self._has_leaderships(s, b):
+                return "CONTROLLED_SHUTDOWN", "CONTROLLED_SHUTDOWN"
+            waiting = any(self._heartbeat_active(s, x) for x in s[AWAITED_HEARTBEATS][b][0])
+            return "CONTROLLED_SHUTDOWN", "CONTROLLED_SHUTDOWN" if waiting else "SHUTDOWN_NOW"
+        if s[FENCED][b]:
+            if want_shutdown:
+                return "FENCED", "SHUTDOWN_NOW"
+            return "FENCED", "FENCED" if want_fence else "UNFENCED"
+        if want_fence:
+            return "UNFENCED", "SHUTDOWN_NOW" if want_shutdown else "FENCED"
+        if want_shutdown:
+            return "UNFENCED", "CONTROLLED_SHUTDOWN" if self._has_leaderships(s, b) else "SHUTDOWN_NOW"
+        return "UNFENCED", "UNFENCED"
+
+    def _has_leaderships(self, s, b) -> bool:
+        """BrokersToIsrs.hasLeaderships: some partition has ``b`` as its leader."""
+        return any(part is not None and part[LEADER] == b for part in s[PARTITION])
+
+    def _heartbeat_active(self, s, b) -> bool:
+        """In BrokerHeartbeatManager's active set: unfenced and not shutting down."""
+        return self.registered(s, b) and not s[FENCED][b] and not (s[AWAITED_HEARTBEATS] and s[AWAITED_HEARTBEATS][b])
+
+    def _broker_state_records(self, view, b, will):
+        """processBrokerHeartbeat's records for a change of state."""
+        if will in ("FENCED", "SHUTDOWN_NOW"):
+            return self._fence_records(view, b)
+        if will == "UNFENCED":
+            return self._unfence_records(view, b)
+        # handleBrokerInControlledShutdown: the flag, then the broker out of every ISR and leadership
+        flag = [] if self.in_controlled_shutdown(view, b) else [(REGISTRATION_CHANGE, b, None, None, True)]
+        return flag + self._out_of_isrs_records(view, b)
+
+    def _metadata_offset_reported(self, s, b, fenced=False):
+        """BrokerHeartbeatManager.touch for a heartbeat of the registered epoch: the sender's
+        metadata offset is the one the controller has written, so no controlled shutdown awaits
+        its heartbeat any more; fenced, it leaves its own controlled shutdown."""
+        awaited = s[AWAITED_HEARTBEATS]
+        if not awaited:
+            return s
+        awaited = tuple(((tuple(x for x in a[0] if x != b),) if a else ()) for a in awaited)
+        if fenced:
+            awaited = except_at(awaited, b, ())
+        return self._with(s, awaitedHeartbeats=awaited)
+
     def ControllerTimesOutHeartbeat(self, s, m):
         """processExpiredBrokerHeartbeat (semantics "code"): a heartbeat that waited in the
-        controller's queue past its deadline only keeps the session alive.  Nothing is written,
-        no broker is unfenced, its offline directories are not looked at, and the broker gets a
-        timeout error instead of a response (it sends the next heartbeat as usual)."""
+        controller's queue past its deadline only keeps the session alive and reports the
+        broker's metadata offset (touch).  Nothing is written, no broker is unfenced, its offline
+        directories are not looked at, and the broker gets a timeout error instead of a response
+        (it sends the next heartbeat as usual)."""
         if not self.code:
             return None
-        return self._heard_from(self._with(s, network=bag_remove(s[NETWORK], m)), b=m[1], epoch=m[2])
+        b, epoch = m[1], m[2]
+        n = self._heard_from(self._with(s, network=bag_remove(s[NETWORK], m)), b=b, epoch=epoch)
+        return self._metadata_offset_reported(n, b) if self.epoch_is_current(s, b, epoch) else n
 
     def _unfence_records(self, view, b):
         """handleBrokerUnfenced, for a fenced sender: the registration change, then an election
@@ -196,7 +276,7 @@ class ControllerHandlers:
         waits = self.settings.semantics == "kip" and self.mutant != "unfence_before_assigned"
         if view[ONLINE_DIRS][b] and unassigned and waits:
             return []
-        records = [(REGISTRATION_CHANGE, b, False, None)]
+        records = [(REGISTRATION_CHANGE, b, False, None, None)]
         if self.mutant != "unfence_without_election":
             for p, part in enumerate(view[PARTITION]):
                 if part is not None and part[LEADER] == NO_LEADER:
@@ -222,7 +302,7 @@ class ControllerHandlers:
             records.append(
                 self.partition_change_record(view, p, remove=b, keep_in_isr=self.mutant == "keep_offline_replica_in_isr")
             )
-        return [r for r in records if r is not None] + [(REGISTRATION_CHANGE, b, None, remaining)]
+        return [r for r in records if r is not None] + [(REGISTRATION_CHANGE, b, None, remaining, None)]
 
     def _handle_offline_dirs(self, s, b, offline):
         """The KIP's reading: the registration loses the newly offline directories first, then
@@ -295,7 +375,7 @@ class ControllerHandlers:
         in the ISR of (brokerToRemove), then the BrokerRegistrationChangeRecord that fences it
         (written also for a broker fenced already, whose session the releases let expire)."""
         records = [] if self.mutant == "fenced_leader_kept" else self._out_of_isrs_records(view, b)
-        return records + [(REGISTRATION_CHANGE, b, True, None)]
+        return records + [(REGISTRATION_CHANGE, b, True, None, None)]
 
     def _out_of_isrs_records(self, view, b):
         """generateLeaderAndIsrUpdates with ``b`` to remove, for every partition with ``b`` in its
@@ -400,7 +480,9 @@ class ControllerHandlers:
         for r, broker_epoch in isr_with_epochs:
             # ineligibleReplicasForIsr: not registered, fenced, or another incarnation (KIP-903;
             # -1: the leader does not know the epoch, and the check is skipped)
-            if not self.registered(s, r) or (s[FENCED][r] and self.mutant != "fenced_replica_joins_isr"):
+            if not self.registered(s, r) or self.in_controlled_shutdown(s, r):
+                return "INELIGIBLE_REPLICA"  # not registered, or shutting down
+            if s[FENCED][r] and self.mutant != "fenced_replica_joins_isr":
                 return "INELIGIBLE_REPLICA"
             if broker_epoch != -1 and broker_epoch != s[BROKER_EPOCH][r] and self.mutant != "alter_partition_stale_broker_epoch":
                 return "INELIGIBLE_REPLICA"
@@ -415,7 +497,7 @@ class ControllerHandlers:
         replicas = self.replicas[p]
         if not all(self.registered(s, r) for r in replicas):
             return None
-        isr = tuple(r for r in replicas if not s[FENCED][r])
+        isr = tuple(r for r in replicas if self.active(s, r))
         if not isr:
             return None
         dirs = tuple(self.default_dir(s, r) for r in replicas)

@@ -13,7 +13,7 @@ at once (in Kafka it learns it from the follower's next fetch).
 from __future__ import annotations
 
 from .state import (
-    ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, FENCED, FOLLOWER_END, HIGH_WATERMARK,
+    ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, FOLLOWER_END, HIGH_WATERMARK,
     ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH, NETWORK, NO_LEADER, PARTITION, PARTITION_EPOCH, PRODUCED,
     REPLICA_LOG, RUNNING, STATUS, bag_add, bag_remove, except_at,
 )
@@ -171,8 +171,8 @@ class DataPlaneActions:
                 return None
             if end < s[HIGH_WATERMARK][b][p] or end < state[1]:
                 return None
-            if not self.registered(view, r) or view[FENCED][r]:
-                return None
+            if not self.active(view, r):
+                return None  # fenced or shutting down (Partition.isReplicaIsrEligible)
             members = set(part[ISR]) | {r}
         # each member with the broker epoch of its last fetch (KIP-903; the leader itself, its own)
         epochs = except_at(state[3], b, s[KNOWN_EPOCH][b])

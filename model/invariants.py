@@ -315,10 +315,10 @@ class Invariants:
 
     def ElrLeftOnlyForCause(self, s, action, t) -> bool:
         """With ELR, a replica leaves the eligible leader replicas only by joining the ISR, when the
-        ISR is back at min.insync.replicas, when its broker registers a new incarnation (unclean
-        shutdown), or when an election replaces the leader and clears them (KIP-966: the ELR
-        keeps, while the ISR is short, the replicas that hold everything committed).  A
-        failover's reverting is no change."""
+        ISR is back at min.insync.replicas, when its broker registers a new incarnation after an
+        unclean shutdown, or when an election replaces the leader and clears them (KIP-966: the
+        ELR keeps, while the ISR is short, the replicas that hold everything committed; a clean
+        shutdown loses nothing).  A failover's reverting is no change."""
         if not self.settings.elr or t[PARTITION] is s[PARTITION] or action[0] == "ControllerFailsOver":
             return True
         for p in self.partitions:
@@ -326,9 +326,18 @@ class Invariants:
             if a is None or len(c[ISR]) >= self.settings.min_isr or c[LEADER] not in (NO_LEADER, a[LEADER]):
                 continue
             for r in set(a[ELR]) - set(c[ELR]) - set(c[ISR]):
-                if t[REGISTERED_INCARNATION][r] == s[REGISTERED_INCARNATION][r]:
+                if t[REGISTERED_INCARNATION][r] == s[REGISTERED_INCARNATION][r] or self._clean_reregistration(s, action, r):
                     return False
         return True
+
+    def _clean_reregistration(self, s, action, r) -> bool:
+        """The step registers a new incarnation of ``r`` whose last one shut down cleanly: the
+        request's previousBrokerEpoch, read from the broker's clean-shutdown files, is the
+        registered epoch."""
+        if action[0] not in ("ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout"):
+            return False
+        m = action[1]
+        return m[1] == r and self.registered(s, r) and m[4] == s[BROKER_EPOCH][r]
 
     def RecoveryToolKeepsCommitted(self, s, action, t) -> bool:
         """When the recovery tool elects, if some replica it heard from holds every acknowledged

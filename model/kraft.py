@@ -27,7 +27,7 @@ from .records import Records, record_label
 from .rules import KafkaRules
 from .sequence import sequence
 from .state import (
-    RUNNING_TOOL, SESSION, SESSIONS_EXPIRED, TOOL, TOOL_OUTCOME_NAMES, ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
+    AWAITED_HEARTBEATS, CLEAN_SHUTDOWNS, CLEAN_SHUTDOWN_EPOCH, IN_CONTROLLED_SHUTDOWN, WANT_SHUTDOWN, RUNNING_TOOL, SESSION, SESSIONS_EXPIRED, TOOL, TOOL_OUTCOME_NAMES, ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
     FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
@@ -143,6 +143,11 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             (),
             (),
             0,
+            (),
+            (),
+            (),
+            (),
+            0,
         )
         if self.data_plane:
             # every replica's log empty; no leader has heard from a follower yet
@@ -162,6 +167,10 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if self.rules.sessions_by_epoch:
             # no broker has heartbeated yet
             state = self._with(state, session=(False,) * nb)
+        if st.clean_shutdowns:
+            # no broker in controlled shutdown, none asking, no clean-shutdown file
+            state = self._with(state, inControlledShutdown=(False,) * nb, awaitedHeartbeats=((),) * nb,
+                               wantShutdown=(False,) * nb, cleanShutdownEpoch=(-1,) * nb)
         if st.broker_lag:
             # every broker has loaded the empty metadata log
             state = self._with(state, brokerImage=(self.controller_image(state),) * nb)
@@ -194,6 +203,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                 else:
                     add(("BrokerRefreshesRegistration", b), self.BrokerRefreshesRegistration(s, b))
                 add(("BrokerCrashes", b), self.BrokerCrashes(s, b))
+                if status == RUNNING and self.settings.clean_shutdowns:
+                    add(("BrokerBeginsShutdown", b), self.BrokerBeginsShutdown(s, b))
                 for i in self.slots:
                     add(("BrokerFailsDir", b, i), self.BrokerFailsDir(s, b, i))
                 if status == RUNNING:
@@ -336,6 +347,13 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             # only when a release's heartbeat sessions are modeled: traces of the code read lack it
             **({"session": list(s[SESSION])} if s[SESSION] else {}),
             **({"sessionsExpired": s[SESSIONS_EXPIRED]} if self.settings.session_expiries else {}),
+            **({
+                "inControlledShutdown": list(s[IN_CONTROLLED_SHUTDOWN]),
+                "awaitedHeartbeats": [list(a[0]) if a else "none" for a in s[AWAITED_HEARTBEATS]],
+                "wantShutdown": list(s[WANT_SHUTDOWN]),
+                "cleanShutdownEpoch": list(s[CLEAN_SHUTDOWN_EPOCH]),
+                "cleanShutdowns": s[CLEAN_SHUTDOWNS],
+            } if self.settings.clean_shutdowns else {}),
         }
 
     def describe_controller(self, image) -> dict:
@@ -373,6 +391,7 @@ _PARAM_KINDS = {
     "BrokerSendsRegistration": ("b",),
     "BrokerRefreshesRegistration": ("b",),
     "BrokerCrashes": ("b",),
+    "BrokerBeginsShutdown": ("b",),
     "BrokerLoadsMetadata": ("b",),
     "BrokerFailsDir": ("b", "slot"),
     "BrokerSendsHeartbeat": ("b",),

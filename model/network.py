@@ -43,12 +43,14 @@ def message_label(m: tuple) -> str:
     """A message in flight as a trace shows it: ``Heartbeat(b0, epoch 1, offline [dir-1])``."""
     kind = MESSAGE_NAMES[m[0]]
     if m[0] == REGISTER:
-        return f"{kind}(b{m[1]}, incarnation {m[2]}, dirs {[dir_name(d) for d in m[3]]})"
+        previous = f", previousBrokerEpoch {m[4]}" if m[4] >= 0 else ""
+        return f"{kind}(b{m[1]}, incarnation {m[2]}, dirs {[dir_name(d) for d in m[3]]}{previous})"
     if m[0] == REGISTER_RESPONSE:
         return f"{kind}(b{m[1]}, incarnation {m[2]}, {f'epoch {m[3]}' if m[3] else 'error'})"
     if m[0] in (HEARTBEAT, HEARTBEAT_RESPONSE):
-        want_fence = ", wantFence" if m[0] == HEARTBEAT and m[4] else ""
-        return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[dir_name(d) for d in m[3]]}{want_fence})"
+        flags = [name for name, on in ((("wantFence", m[4]), ("wantShutDown", m[5])) if m[0] == HEARTBEAT
+                                       else (("shouldShutDown", m[4]),)) if on]
+        return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[dir_name(d) for d in m[3]]}{''.join(', ' + f for f in flags)})"
     if m[0] == ASSIGN:
         return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {dir_name(m[4])})"
     if m[0] == ASSIGN_RESPONSE:

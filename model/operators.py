@@ -4,7 +4,7 @@ who may lead, and how a state is rebuilt with some variables changed."""
 from __future__ import annotations
 
 from .state import (
-    BROKER_EPOCH, BROKER_IMAGE, COMMITTED_IMAGE, FOLLOWER_END, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
+    BROKER_EPOCH, BROKER_IMAGE, CLEAN_SHUTDOWN_EPOCH, COMMITTED_IMAGE, IN_CONTROLLED_SHUTDOWN, WANT_SHUTDOWN, FOLLOWER_END, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
     KNOWN_EPOCH, LOGS, METADATA_VERSION, MV_3_7_IV2, NETWORK, NONE, OFF, ONLINE_DIRS, QUEUED,
     REGISTERED_INCARNATION, RUNNING, STATUS, VARIABLE_INDEX, except_at,
 )
@@ -86,9 +86,17 @@ class Operators:
             return directory in (UNASSIGNED, MIGRATING)
         return is_online(directory, s[ONLINE_DIRS][b])
 
+    def in_controlled_shutdown(self, s, b) -> bool:
+        """The registration's inControlledShutdown flag (never set without clean shutdowns)."""
+        return bool(s[IN_CONTROLLED_SHUTDOWN]) and s[IN_CONTROLLED_SHUTDOWN][b]
+
+    def active(self, s, b) -> bool:
+        """ClusterControlManager.isActive: registered, unfenced and not in controlled shutdown."""
+        return self.registered(s, b) and not s[FENCED][b] and not self.in_controlled_shutdown(s, b)
+
     def acceptable_leader(self, s, b, directory) -> bool:
-        """PartitionChangeBuilder's isAcceptableLeader: registered, unfenced, directory online."""
-        return self.registered(s, b) and not s[FENCED][b] and self._controller_thinks_online(s, b, directory)
+        """PartitionChangeBuilder's isAcceptableLeader: active (isActive), directory online."""
+        return self.active(s, b) and self._controller_thinks_online(s, b, directory)
 
     def default_dir(self, s, b):
         """ClusterDescriber.defaultDir: where a new replica goes before the broker says (MIGRATING
@@ -115,8 +123,10 @@ class Operators:
         return tuple(n)
 
     def _broker_down(self, s, b):
-        """A broker process stops: in-memory queues, epoch and what it knew of its followers are
-        gone; logs (their records and high watermarks), futures and disk health stay."""
+        """A broker process stops: in-memory queues, epoch, what it knew of its followers and
+        its shutdown request are gone; logs (their records and high watermarks), futures and
+        disk health stay.  Stopped so, it wrote no clean-shutdown file (the one it read at start
+        it deleted then); a clean stop writes one after this."""
         n = self._with(
             s,
             brokerStatus=except_at(s[STATUS], b, OFF),
@@ -125,4 +135,7 @@ class Operators:
         )
         if s[FOLLOWER_END]:
             n = self._with(n, followerEnd=except_at(s[FOLLOWER_END], b, (self.no_follower_state,) * len(self.partitions)))
+        if s[WANT_SHUTDOWN]:
+            n = self._with(n, wantShutdown=except_at(s[WANT_SHUTDOWN], b, False),
+                           cleanShutdownEpoch=except_at(s[CLEAN_SHUTDOWN_EPOCH], b, -1))
         return n

@@ -400,7 +400,7 @@ def _network(now: _View, before: _View | None) -> str:
 def _counters(now: _View, before: _View | None) -> str:
     names = (("metadataVersion", "metadata.version"), ("nextUuid", "next UUID"), ("dirFailures", "dir failures"),
              ("lostMessages", "lost messages"), ("movesStarted", "moves started"),
-             ("sessionsExpired", "sessions expired"))
+             ("sessionsExpired", "sessions expired"), ("cleanShutdowns", "clean shutdowns"))
     cells = "".join(
         f'<TD{_bg(_differs(now, before, name))}><FONT POINT-SIZE="9">{label} {_e(now.get(name))}</FONT></TD>'
         for name, label in names if name in now.values

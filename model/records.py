@@ -8,7 +8,7 @@ from .state import (
     METADATA_VERSION, METADATA_VERSION_NAMES, MV_3_5, dir_name, CONTROLLER_VARIABLES, FEATURE_LEVEL, NETWORK, UNCOMMITTED, bag_add,
     ACKED, REPLICA_LOG, BROKER_EPOCH, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER, RECOVERING, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
     ONLINE_DIRS, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, PARTITION_RECORD,
-    REGISTERED_INCARNATION, REGISTER_BROKER, except_at,
+    REGISTERED_INCARNATION, REGISTER_BROKER, AWAITED_HEARTBEATS, IN_CONTROLLED_SHUTDOWN, except_at,
 )
 
 
@@ -134,6 +134,11 @@ class Records:
                 # ClusterControlManager.replay(RegisterBrokerRecord): the registration is replaced
                 # whole, logDirs included (none below 3.7-IV2).
                 _, b, incarnation_id, epoch, fenced, log_dirs = record
+                if s[IN_CONTROLLED_SHUTDOWN]:
+                    # registerBroker amends a registration with its inControlledShutdown flag; a new
+                    # incarnation's record has the default, false
+                    amended = s[REGISTERED_INCARNATION][b] == incarnation_id and s[IN_CONTROLLED_SHUTDOWN][b]
+                    s = self._with(s, inControlledShutdown=except_at(s[IN_CONTROLLED_SHUTDOWN], b, amended))
                 s = self._with(
                     s,
                     brokerEpoch=except_at(s[BROKER_EPOCH], b, epoch),
@@ -141,18 +146,37 @@ class Records:
                     fenced=except_at(s[FENCED], b, fenced),
                     onlineDirs=except_at(s[ONLINE_DIRS], b, tuple(sorted(set(log_dirs)))),
                 )
+                # the heartbeat manager's entry is made anew: no controlled shutdown, no offset
+                s = self._offset_forgotten(s, b, leaves_controlled_shutdown=True)
             elif record[0] == FEATURE_LEVEL:
                 # FeatureControlManager.replay(FeatureLevelRecord)
                 s = self._with(s, metadataVersion=record[1])
             else:
-                _, b, fenced, log_dirs = record
+                _, b, fenced, log_dirs, in_controlled_shutdown = record
                 if fenced is not None:
                     s = self._with(s, fenced=except_at(s[FENCED], b, fenced))
                 # ClusterControlManager.replay(BrokerRegistrationChangeRecord): an empty logDirs
                 # means "no change", not "no directory online".
                 if log_dirs and not (rebuilding and self.mutant == "replay_ignores_log_dirs"):
                     s = self._with(s, onlineDirs=except_at(s[ONLINE_DIRS], b, log_dirs))
+                if in_controlled_shutdown is not None:
+                    s = self._with(s, inControlledShutdown=except_at(s[IN_CONTROLLED_SHUTDOWN], b, in_controlled_shutdown))
+                s = self._offset_forgotten(s, b, leaves_controlled_shutdown=s[FENCED][b])
         return s
+
+    def _offset_forgotten(self, s, b, leaves_controlled_shutdown):
+        """BrokerHeartbeatManager.register, which replaying a registration record calls: the
+        broker's metadata offset is forgotten (-1, unless its fencing changed, and a fenced
+        broker is not active anyway), so every controlled shutdown under way awaits its next
+        heartbeat; a new entry, or a fenced broker, is in no controlled shutdown.  (So the
+        heartbeat that unfences a broker does not count towards another's controlled shutdown.)"""
+        awaited = s[AWAITED_HEARTBEATS]
+        if not awaited:
+            return s
+        awaited = tuple(a if x == b or not a or b in a[0] else (tuple(sorted(a[0] + (b,))),) for x, a in enumerate(awaited))
+        if leaves_controlled_shutdown:
+            awaited = except_at(awaited, b, ())
+        return self._with(s, awaitedHeartbeats=awaited)
 
     @property
     def metadata_log(self) -> bool:
@@ -254,8 +278,9 @@ def record_label(record: tuple) -> str:
                 f"{'fenced' if fenced else 'unfenced'}, logDirs {[dir_name(d) for d in log_dirs]})")
     if kind == FEATURE_LEVEL:
         return f"FeatureLevel(metadata.version {METADATA_VERSION_NAMES[record[1]]})"
-    _, b, fenced, log_dirs = record
+    _, b, fenced, log_dirs, in_controlled_shutdown = record
     said = [] if fenced is None else ["fenced" if fenced else "unfenced"]
     said += [f"logDirs {[dir_name(d) for d in log_dirs]}"] if log_dirs else []
+    said += ["inControlledShutdown"] if in_controlled_shutdown else []
     return f"BrokerRegistrationChange(b{b}{', ' if said else ''}{', '.join(said)})"
 

@@ -29,6 +29,10 @@ class KafkaRules:
     #: partition leaderless keeps its leader as the last known one whatever the ISR (before:
     #: only when the ISR empties), unless one is kept already; a record that elects clears it
     last_known_leader_when_leaderless: bool = False
+    #: KAFKA-18635 (4.0.0): registerBroker detects a clean shutdown (previousBrokerEpoch equal to
+    #: the registered epoch, KAFKA-15586) and then keeps the broker's ELR memberships; the code
+    #: read took every new incarnation as an unclean shutdown
+    clean_shutdown_detection: bool = False
 
     @classmethod
     def of(cls, release: tuple[int, int, int] | None) -> "KafkaRules":
@@ -42,4 +46,5 @@ class KafkaRules:
             last_known_leader_unchecked=release[:2] == (4, 0),
             assignment_keeps_elr=release >= (4, 3, 0),
             last_known_leader_when_leaderless=release >= (4, 1, 1),
+            clean_shutdown_detection=True,
         )

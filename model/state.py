@@ -56,6 +56,15 @@ VARIABLES = (
     "session",  # controller: broker -> does its registered epoch have a heartbeat session
     # (BrokerHeartbeatTracker's entry: made by a heartbeat, dropped when it expires and by a new incarnation)
     "sessionsExpired",  # sessions of running brokers expired so far (a pause, heartbeats lost or late)
+    # Clean shutdowns, when they are modeled (else () and 0 throughout):
+    "inControlledShutdown",  # controller: broker -> its registration's inControlledShutdown flag
+    "awaitedHeartbeats",  # controller: broker -> <<>> when BrokerHeartbeatManager has it in no controlled
+    # shutdown, else <<the brokers whose metadata offset is below its controlled shutdown offset>>: those
+    # that have not heartbeated since (lowestActiveOffset, counting the active ones only)
+    "wantShutdown",  # broker -> has the running process begun a controlled shutdown (wantShutDown)
+    "cleanShutdownEpoch",  # broker -> the broker epoch in its directories' clean-shutdown files, which the
+    # incarnation that read them at start registers with as previousBrokerEpoch; -1: none
+    "cleanShutdowns",  # controlled shutdowns begun so far
 )
 (
     STATUS,
@@ -89,6 +98,11 @@ VARIABLES = (
     TOOL,
     SESSION,
     SESSIONS_EXPIRED,
+    IN_CONTROLLED_SHUTDOWN,
+    AWAITED_HEARTBEATS,
+    WANT_SHUTDOWN,
+    CLEAN_SHUTDOWN_EPOCH,
+    CLEAN_SHUTDOWNS,
 ) = range(len(VARIABLES))
 # The recovery tool's outcome for a partition: still trying, elected a leader, or found the
 # partition online again (reported instead of an election).
@@ -130,7 +144,8 @@ LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH, ELR, LAST_KNOWN_ELR, RECOVERIN
 PARTITION_CHANGE = "PartitionChange"  # <<kind, p, leader or NO_LEADER_CHANGE, isr or None, dirs or None>>, and
 # with ELR <<..., eligibleLeaderReplicas or None, lastKnownElr or None, leaderRecoveryState: True for
 # RECOVERING, False for RECOVERED, None for no change>>
-REGISTRATION_CHANGE = "BrokerRegistrationChange"  # <<kind, b, fenced (True, False or None), logDirs or None>>
+REGISTRATION_CHANGE = "BrokerRegistrationChange"  # <<kind, b, fenced (True, False or None), logDirs or None,
+# inControlledShutdown (True or None)>>
 REGISTER_BROKER = "RegisterBroker"  # <<kind, b, incarnation ID, broker epoch, fenced, logDirs>>
 PARTITION_RECORD = "Partition"  # <<kind, p, leader, isr, dirs>>: a new partition, both epochs 0
 FEATURE_LEVEL = "FeatureLevel"  # <<kind, metadata version>>
@@ -138,10 +153,10 @@ NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves i
 
 # Messages: a tuple whose first item is its kind, then the sender broker and its broker epoch
 # (for a registration and its response, the incarnation ID the request carries instead).
-REGISTER = 1  # <<REGISTER, b, incarnation, dirs>>              BrokerRegistrationRequest
+REGISTER = 1  # <<REGISTER, b, incarnation, dirs, previousBrokerEpoch>>    BrokerRegistrationRequest (-1: none)
 REGISTER_RESPONSE = 2  # <<REGISTER_RESPONSE, b, incarnation, epoch>> epoch 0: an error
-HEARTBEAT = 3  # <<HEARTBEAT, b, epoch, offlineDirs, wantFence>> BrokerHeartbeatRequest
-HEARTBEAT_RESPONSE = 4  # <<HEARTBEAT_RESPONSE, b, epoch, offlineDirs>> acknowledges offlineDirs
+HEARTBEAT = 3  # <<HEARTBEAT, b, epoch, offlineDirs, wantFence, wantShutDown>> BrokerHeartbeatRequest
+HEARTBEAT_RESPONSE = 4  # <<HEARTBEAT_RESPONSE, b, epoch, offlineDirs, shouldShutDown>> acknowledges offlineDirs
 ASSIGN = 5  # <<ASSIGN, b, epoch, p, dir>>                       AssignReplicasToDirs
 ASSIGN_RESPONSE = 6  # <<ASSIGN_RESPONSE, b, epoch, p, dir, ok>>
 ALTER_REPLICA_STATE = 7  # <<ALTER_REPLICA_STATE, b, epoch, p>>  KIP-589, replica offline
@@ -171,6 +186,7 @@ ACTIONS = (
     "BrokerRefreshesRegistration",
     "BrokerReceivesRegistrationResponse",
     "BrokerCrashes",
+    "BrokerBeginsShutdown",
     "BrokerFailsDir",
     "BrokerSendsHeartbeat",
     "BrokerReceivesHeartbeatResponse",

@@ -127,7 +127,7 @@ def test_failover_config_holds_every_invariant_with_its_figures():
     # and nothing is assigned (failoverjbod.toml has those); brokers read the committed image at
     # once (lag.toml has their own images); no records (dataplane.toml)
     assert result.never_enabled == [
-        "BrokerRefreshesRegistration", "BrokerReceivesHeartbeatResponse", "BrokerSendsAssignment",
+        "BrokerRefreshesRegistration", "BrokerBeginsShutdown", "BrokerReceivesHeartbeatResponse", "BrokerSendsAssignment",
         "BrokerReceivesAssignmentResponse", "BrokerShutsDownOnDirFailureTimeout", "BrokerStartsMove",
         "BrokerFutureCaughtUp", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
         "ControllerFencesSilentBroker", "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState",

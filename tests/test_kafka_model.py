@@ -99,7 +99,7 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 40
+    assert len(model.actions) == len(set(model.actions)) == 41
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
@@ -137,10 +137,10 @@ def test_ci_config_all_invariants_hold_exact_count():
     # version upgrade with the re-registration it triggers, and the code's session-timeout and
     # heartbeat-timeout paths (ci.toml follows the KIP's reading), and the metadata log's commits
     # and failovers (off without failovers), the brokers' metadata loads (off without lag), the
-    # unclean elections (off), a live broker's session expiring (off), and the data plane (off
-    # without records).
+    # unclean elections (off), a live broker's session expiring (off), controlled shutdowns (off),
+    # and the data plane (off without records).
     assert result.never_enabled == [
-        "BrokerRefreshesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
+        "BrokerRefreshesRegistration", "BrokerBeginsShutdown", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
         "ControllerFencesSilentBroker", "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "BrokerLoadsMetadata", "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",

@@ -143,7 +143,7 @@ def test_handle_directories_offline_moves_exactly_the_affected_partitions():
     check_invariants(model, state)
     before = step(model, state, "BrokerFailsDir", 0, 0)
     # Broker 0 reports dir1b0 offline, and also dir1b1, which is not its own: ignored.
-    heartbeat = (HEARTBEAT, 0, before[BROKER_EPOCH][0], tuple(sorted((dir1b0, dir1b1))), False)
+    heartbeat = (HEARTBEAT, 0, before[BROKER_EPOCH][0], tuple(sorted((dir1b0, dir1b1))), False, False)
     after = model.ControllerHandlesHeartbeat(inject(model, before, heartbeat), heartbeat)
     # The registration is rewritten with the remaining online directory only.
     assert after[ONLINE_DIRS][0] == (dir2b0,)
@@ -156,7 +156,7 @@ def test_handle_directories_offline_moves_exactly_the_affected_partitions():
         assert after[PARTITION][p][ISR] == (1,)
         assert after[PARTITION][p][PARTITION_EPOCH] == before[PARTITION][p][PARTITION_EPOCH] + 1
         assert after[PARTITION][p][LEADER_EPOCH] == before[PARTITION][p][LEADER_EPOCH] + 1
-    assert (HEARTBEAT_RESPONSE, 0, before[BROKER_EPOCH][0], heartbeat[3]) in after[NETWORK]
+    assert (HEARTBEAT_RESPONSE, 0, before[BROKER_EPOCH][0], heartbeat[3], False) in after[NETWORK]
     check_invariants(model, after)
     for name, holds in model.action_invariants.items():
         assert holds(before, ("ControllerHandlesHeartbeat", heartbeat), after), name
@@ -175,7 +175,7 @@ def test_directory_failure_through_the_broker_heartbeat():
     state = step(model, state, "BrokerFailsDir", 0, 0)
     state = step(model, state, "BrokerSendsHeartbeat", 0)
     sent = [m for m in state[NETWORK] if m[0] == HEARTBEAT]
-    assert sent == [(HEARTBEAT, 0, 1, (dir_id(model, state, 0, 0),), False)]
+    assert sent == [(HEARTBEAT, 0, 1, (dir_id(model, state, 0, 0),), False, False)]
     state = deliver(model, state, HEARTBEAT, 0)
     assert state[PARTITION][0][LEADER] == 1 and state[PARTITION][0][ISR] == (1,)
     assert state[PARTITION][1][ISR] == (1, 0)  # partition 1's replica on broker 0 is in the healthy dir
@@ -282,7 +282,7 @@ def test_repaired_broker_is_not_marked_offline_by_its_own_old_heartbeat():
 def test_registration_rejected(dirs, why):
     model = make_model(dict(brokers=2, dirs_per_broker=2, max_messages=4))
     state = start_and_register(model, next(iter(model.init_states())), [0])
-    request = (REGISTER, 1, 1, dirs)
+    request = (REGISTER, 1, 1, dirs, -1)
     after = model.ControllerHandlesRegistration(inject(model, state, request), request)
     assert after[BROKER_EPOCH][1] == 0, why
     assert (REGISTER_RESPONSE, 1, 1, False) in after[NETWORK]
@@ -292,7 +292,7 @@ def test_reregistration_of_the_same_incarnation_keeps_epoch_and_fencing():
     model = make_model(dict(brokers=1, dirs_per_broker=2, replication_factor=1, max_messages=4))
     state = start_and_register(model, next(iter(model.init_states())), [0])
     assert not state[FENCED][0]
-    request = (REGISTER, 0, 1, state[DIR_IDS][0])
+    request = (REGISTER, 0, 1, state[DIR_IDS][0], -1)
     after = model.ControllerHandlesRegistration(inject(model, state, request), request)
     assert after[BROKER_EPOCH] == state[BROKER_EPOCH] and after[FENCED] == state[FENCED]
 
@@ -434,7 +434,7 @@ def test_the_same_incarnation_keeps_its_epoch_a_new_one_gets_the_next():
     """ClusterControlManagerTest.testReRegistrationAndBrokerEpoch: registering again with the
     same incarnation ID keeps the epoch; a new incarnation ID gets the new record's offset."""
     model, state = registered_and_unfenced()
-    request = (REGISTER, 0, 1, state[DIR_IDS][0])
+    request = (REGISTER, 0, 1, state[DIR_IDS][0], -1)
     again = model.ControllerHandlesRegistration(_with_message(state, request), request)
     assert (again[BROKER_EPOCH], again[REGISTERED_INCARNATION], again[FENCED]) == ((1,), (1,), (False,))
     assert (REGISTER_RESPONSE, 0, 1, 1) in again[NETWORK]
