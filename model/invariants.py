@@ -124,14 +124,15 @@ class Invariants:
 
     def ElectedWhenPossible(self, s) -> bool:
         """A partition is leaderless only when no ISR replica is acceptable as leader
-        (registered, unfenced, on an online directory): otherwise it is needlessly unavailable."""
+        (registered, unfenced, not in controlled shutdown, on an online directory): otherwise it
+        is needlessly unavailable."""
         for p, part in self._created(s):
             if part[LEADER] != NO_LEADER:
                 continue
             # with ELR, an empty ISR elects from the eligible leader replicas
             candidates = part[ISR] or (part[ELR] if self.settings.elr else ())
             for r in candidates:
-                if self.registered(s, r) and not s[FENCED][r] and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)):
+                if self.active(s, r) and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)):
                     return False
         return True
 
@@ -264,11 +265,14 @@ class Invariants:
     def UpdatesOnlyOfflinePartitions(self, s, action, t) -> bool:
         """A heartbeat changes leader/ISR only of partitions whose sender's replica is in a
         directory that the heartbeat took offline, and only by removing the sender; or, when it
-        unfences the sender, elects leaders of leaderless partitions."""
+        unfences the sender, elects leaders of leaderless partitions; or, when it fences the
+        sender or asks to shut down (a controlled shutdown, or a shutdown at once), only by
+        removing the sender."""
         if action[0] != "ControllerHandlesHeartbeat":
             return True
         b = action[1][1]
         unfenced_now = s[FENCED][b] and not t[FENCED][b]
+        leaves = action[1][5] or (not s[FENCED][b] and t[FENCED][b])
         for p in self.partitions:
             a, c = s[PARTITION][p], t[PARTITION][p]
             if a is None or (a[LEADER], a[ISR]) == (c[LEADER], c[ISR]):
@@ -276,7 +280,7 @@ class Invariants:
             if b in self.replicas[p]:
                 md = self.replica_dir(a, p, b)
                 went_offline = md in s[ONLINE_DIRS][b] and md not in t[ONLINE_DIRS][b]
-                if went_offline and set(c[ISR]) >= set(a[ISR]) - {b}:
+                if (went_offline or leaves) and set(c[ISR]) >= set(a[ISR]) - {b}:
                     continue
             # an election from the ELR, of the last known leader (KIP-966) or an unclean one makes
             # its leader the ISR alone

@@ -25,6 +25,7 @@ CONSTANTS
     MaxMessages,              \* messages in flight at once
     MaxLosses,                \* messages the network may lose in the whole run
     MaxSessionExpiries,       \* running brokers' heartbeat sessions that may expire in the whole run
+    MaxCleanShutdowns,        \* controlled shutdowns in the whole run; 0: brokers only ever stop uncleanly
     LegacyBrokers,            \* brokers 0 .. LegacyBrokers - 1 register no directories
     MaxMoves,                 \* intra-broker replica moves in the whole run
     AlterReplicaStateEnabled, \* KIP-589's AlterReplicaState path
@@ -87,6 +88,10 @@ AssignmentKeepsElr == ReleaseAtLeast(<<4, 3, 0>>)
 \* maybeUpdateLastKnownLeader from 4.1.1 on: a record that leaves the partition leaderless keeps its
 \* leader as the last known one whatever the ISR, unless one is kept already; one that elects clears it
 LastKnownLeaderWhenLeaderless == ReleaseAtLeast(<<4, 1, 1>>)
+\* KAFKA-18635 (4.0.0): registerBroker detects a clean shutdown (previousBrokerEpoch equal to the
+\* registered epoch, KAFKA-15586) and then keeps the broker's ELR memberships; the code read took
+\* every new incarnation as an unclean shutdown
+CleanShutdownDetection == IsRelease
 
 Min(S) == CHOOSE x \in S : \A y \in S : x <= y
 Range(seq) == {seq[k] : k \in DOMAIN seq}
@@ -147,14 +152,24 @@ VARIABLES
                     \*  "ELECTED" | "FOUND_ONLINE", requests: sent so far, takenUp: p -> offline leader epoch or -1]
     \* The controller's heartbeat sessions, when a Kafka release's are modeled (else <<>> throughout):
     session,        \* controller: broker -> does its registered epoch have a heartbeat session
-    sessionsExpired \* sessions of running brokers expired so far (a pause, heartbeats lost or late)
+    sessionsExpired, \* sessions of running brokers expired so far (a pause, heartbeats lost or late)
+    \* Clean shutdowns, when they are modeled (else <<>> and 0 throughout):
+    inControlledShutdown, \* controller: broker -> its registration's inControlledShutdown flag
+    awaitedHeartbeats, \* controller: broker -> <<>> when BrokerHeartbeatManager has it in no controlled
+                       \* shutdown, else <<the brokers whose metadata offset is below its controlled shutdown
+                       \* offset>>: those that have not heartbeated since (lowestActiveOffset)
+    wantShutdown,   \* broker -> has the running process begun a controlled shutdown (wantShutDown)
+    cleanShutdownEpoch, \* broker -> the broker epoch in its directories' clean-shutdown files, which the
+                        \* incarnation that read them at start registers with (previousBrokerEpoch); -1: none
+    cleanShutdowns  \* controlled shutdowns begun so far
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
           nextUuid, dirFailures, lostMessages, movesStarted,
           knownEpoch, registeredIncarnation, metadataVersion,
           committedImage, uncommitted, failoversDone, brokerImage,
-          replicaLog, highWatermark, followerEnd, acked, produced, tool, session, sessionsExpired>>
+          replicaLog, highWatermark, followerEnd, acked, produced, tool, session, sessionsExpired,
+          inControlledShutdown, awaitedHeartbeats, wantShutdown, cleanShutdownEpoch, cleanShutdowns>>
 \* What a broker's crash keeps of the data plane (its followerEnd is in memory).
 dataKept == <<replicaLog, highWatermark, acked, produced>>
 dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced>>
@@ -166,6 +181,11 @@ logVars == <<committedImage, uncommitted, failoversDone>>
 \* The controller's state: in memory, and (with failovers) its metadata log.
 controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, logVars>>
 counters == <<nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired>>
+\* Controlled shutdown: the controller's side (its registrations' flags and BrokerHeartbeatManager's
+\* offsets), the brokers' (a shutdown asked for, the clean-shutdown files), and the count.
+heartbeatVars == <<inControlledShutdown, awaitedHeartbeats>>
+brokerShutdownVars == <<wantShutdown, cleanShutdownEpoch>>
+shutdownVars == <<heartbeatVars, brokerShutdownVars, cleanShutdowns>>
 
 -----------------------------------------------------------------------------
 (* Helpers *)
@@ -214,7 +234,29 @@ ControllerThinksOnline(b, d, od) ==
     ELSE IF Mutant = "no_dirs_all_offline" /\ od[b] = {} THEN d \in {UNASSIGNED, MIGRATING}
     ELSE IsOnline(d, od[b])
 
-AcceptableLeader(b, d, ep, fen, od) == ep[b] > 0 /\ ~fen[b] /\ ControllerThinksOnline(b, d, od)
+\* Clean shutdowns are modeled.
+CleanShutdownsOn == MaxCleanShutdowns > 0
+\* The registration's inControlledShutdown flag (the controller's own state: clean shutdowns are
+\* modeled without failovers, so no image holds it).
+InControlledShutdown(b) == CleanShutdownsOn /\ inControlledShutdown[b]
+\* ClusterControlManager.isActive: registered, unfenced and not in controlled shutdown.
+Active(b) == Registered(b) /\ ~fenced[b] /\ ~InControlledShutdown(b)
+
+\* BrokerHeartbeatManager, as awaitedHeartbeats holds it.  A heartbeat of the registered epoch
+\* reports the offset the controller has written (touch): no controlled shutdown awaits it any
+\* more; fenced, it leaves its own controlled shutdown.
+HeartbeatTouched(aw, b, leaves) ==
+    [x \in Brokers |-> IF x = b /\ leaves THEN <<>> ELSE IF aw[x] = <<>> THEN <<>> ELSE <<aw[x][1] \ {b}>>]
+\* Replaying a registration record of b (BrokerHeartbeatManager.register): its offset forgotten,
+\* so every controlled shutdown under way awaits its next heartbeat; a new entry, or a fenced
+\* broker, is in no controlled shutdown.
+OffsetForgotten(aw, b, leaves) ==
+    [x \in Brokers |-> IF x = b THEN (IF leaves THEN <<>> ELSE aw[x])
+                       ELSE IF aw[x] = <<>> THEN <<>> ELSE <<aw[x][1] \cup {b}>>]
+\* In BrokerHeartbeatManager's active set: unfenced and not shutting down.
+HeartbeatActive(b) == Registered(b) /\ ~fenced[b] /\ awaitedHeartbeats[b] = <<>>
+
+AcceptableLeader(b, d, ep, fen, od) == ep[b] > 0 /\ ~fen[b] /\ ~InControlledShutdown(b) /\ ControllerThinksOnline(b, d, od)
 
 DefaultDir(b) ==
     IF onlineDirs[b] = {} \/ ~AssignmentSupported THEN MIGRATING
@@ -379,7 +421,12 @@ PartitionChangeRec(p, rec) ==
      recovery |-> rec.recovery]
 \* fenced: TRUE, FALSE, or left alone (setFenced FALSE); logDirs: {} leaves them alone
 RegistrationChangeRec(b, setFenced, fen, logDirs) ==
-    [kind |-> "BrokerRegistrationChange", broker |-> b, setFenced |-> setFenced, fenced |-> fen, logDirs |-> logDirs]
+    [kind |-> "BrokerRegistrationChange", broker |-> b, setFenced |-> setFenced, fenced |-> fen, logDirs |-> logDirs,
+     inControlledShutdown |-> FALSE]
+\* handleBrokerInControlledShutdown's record: the registration's inControlledShutdown set
+ControlledShutdownRec(b) ==
+    [kind |-> "BrokerRegistrationChange", broker |-> b, setFenced |-> FALSE, fenced |-> FALSE, logDirs |-> {},
+     inControlledShutdown |-> TRUE]
 RegisterBrokerRec(b, inc, epoch, fen, logDirs) ==
     [kind |-> "RegisterBroker", broker |-> b, incarnation |-> inc, epoch |-> epoch, fenced |-> fen, logDirs |-> logDirs]
 PartitionRec(p, leader, isr, dirs) == [kind |-> "Partition", partition |-> p, leader |-> leader, isr |-> isr, dirs |-> dirs]
@@ -460,14 +507,20 @@ GiveUp ==
                      THEN {e \in acked[p] : Holds(replicaLog[partition'[p].leader][p], e)}
                      ELSE acked[p]]
 
-\* A broker process stops: in-memory queues and epoch are gone; logs, futures and disk health stay.
-BrokerDown(b) ==
+\* A broker process stops: in-memory queues, epoch and its shutdown request are gone; logs,
+\* futures and disk health stay.  Its clean-shutdown files then hold `written` (-1: none; the
+\* ones it read at start it deleted then).
+BrokerStops(b, written) ==
     /\ brokerStatus' = [brokerStatus EXCEPT ![b] = "OFF"]
     /\ queued' = [queued EXCEPT ![b] = [p \in Partitions |-> NONE]]
     /\ knownEpoch' = [knownEpoch EXCEPT ![b] = 0]
     \* what it knew of its followers is gone; its logs and high watermarks stay
     /\ followerEnd' = IF DataPlane THEN [followerEnd EXCEPT ![b] = [p \in Partitions |-> NoFollowerState]]
                       ELSE followerEnd
+    /\ wantShutdown' = IF CleanShutdownsOn THEN [wantShutdown EXCEPT ![b] = FALSE] ELSE wantShutdown
+    /\ cleanShutdownEpoch' = IF CleanShutdownsOn THEN [cleanShutdownEpoch EXCEPT ![b] = written] ELSE cleanShutdownEpoch
+\* ... uncleanly: a crash, a failed disk, an error
+BrokerDown(b) == BrokerStops(b, -1)
 
 -----------------------------------------------------------------------------
 (* Init: every broker formatted (distinct real UUIDs) and off; nothing registered. *)
@@ -512,6 +565,12 @@ Init ==
               ELSE <<>>
     \* no broker has heartbeated yet
     /\ session = IF SessionsByEpoch THEN [b \in Brokers |-> FALSE] ELSE <<>>
+    \* no broker in controlled shutdown, none asking, no clean-shutdown file
+    /\ inControlledShutdown = IF CleanShutdownsOn THEN [b \in Brokers |-> FALSE] ELSE <<>>
+    /\ awaitedHeartbeats = IF CleanShutdownsOn THEN [b \in Brokers |-> <<>>] ELSE <<>>
+    /\ wantShutdown = IF CleanShutdownsOn THEN [b \in Brokers |-> FALSE] ELSE <<>>
+    /\ cleanShutdownEpoch = IF CleanShutdownsOn THEN [b \in Brokers |-> -1] ELSE <<>>
+    /\ cleanShutdowns = 0
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -559,13 +618,15 @@ BrokerStarts(b) ==
                       /\ acked' = [p \in Partitions |-> {e \in acked[p] : \E r \in ReplicaSet(p) : Holds(newLog[r][p], e)}]
                  ELSE UNCHANGED <<replicaLog, highWatermark, acked>>
            /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted, sessionsExpired,
-                          followerEnd, produced, tool, session>>
+                          followerEnd, produced, tool, session, shutdownVars>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
 
-\* BrokerRegistrationRequest: the incarnation ID and the LogDirs loaded at startup.
+\* BrokerRegistrationRequest: the incarnation ID, the LogDirs loaded at startup, and the
+\* previousBrokerEpoch its clean-shutdown files held (-1: none).
 RegistrationRequest(b) ==
-    [kind |-> "Register", broker |-> b, incarnation |-> incarnation[b], dirs |-> RegistrationDirs(b)]
+    [kind |-> "Register", broker |-> b, incarnation |-> incarnation[b], dirs |-> RegistrationDirs(b),
+     previousBrokerEpoch |-> IF CleanShutdownsOn THEN cleanShutdownEpoch[b] ELSE -1]
 
 \* (Re)send the registration until one is answered.
 BrokerSendsRegistration(b) ==
@@ -573,7 +634,7 @@ BrokerSendsRegistration(b) ==
     /\ Room
     /\ ~RegistrationInFlight(b)
     /\ network' = BagAdd(network, RegistrationRequest(b))
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session, shutdownVars>>
 
 \* BrokerRegistrationTracker: at 3.7-IV2 or later, a running broker whose registration lists no
 \* directories registers again with the same incarnation ID (KAFKA-16162); no heartbeat until
@@ -587,7 +648,7 @@ BrokerRefreshesRegistration(b) ==
     /\ BrokerView(b).onlineDirs[b] = {}
     /\ ~RegistrationInFlight(b)
     /\ network' = BagAdd(network, RegistrationRequest(b))
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session, shutdownVars>>
 
 \* The broker runs with the epoch the controller gave it.  An error (epoch 0): Kafka's broker
 \* tries again; under the KIP's reading a starting broker fails to start.
@@ -596,21 +657,34 @@ BrokerReceivesRegistrationResponse(m) ==
     /\ m.kind = "RegisterResponse"
     /\ network' = BagRemove(network, m)
     /\ IF brokerStatus[b] = "OFF" \/ m.incarnation # incarnation[b]
-       THEN UNCHANGED brokerVars                           \* an answer to an earlier incarnation
+       THEN UNCHANGED <<brokerVars, brokerShutdownVars>>   \* an answer to an earlier incarnation
        ELSE IF m.epoch # 0
        THEN /\ brokerStatus' = [brokerStatus EXCEPT ![b] = "RUNNING"]
             /\ knownEpoch' = [knownEpoch EXCEPT ![b] = m.epoch]
-            /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, queued, dataVars>>
+            /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, queued, dataVars, brokerShutdownVars>>
        ELSE IF Semantics = "code" \/ brokerStatus[b] = "RUNNING"
-       THEN UNCHANGED brokerVars                           \* it registers again later
+       THEN UNCHANGED <<brokerVars, brokerShutdownVars>>   \* it registers again later
        ELSE /\ BrokerDown(b)
             /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, dataKept>>
-    /\ UNCHANGED <<controllerVars, counters, tool, session>>
+    /\ UNCHANGED <<controllerVars, counters, tool, session, heartbeatVars, cleanShutdowns>>
 
 BrokerCrashes(b) ==
     /\ brokerStatus[b] # "OFF"
     /\ BrokerDown(b)
-    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool, session>>
+    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool, session,
+                   heartbeatVars, cleanShutdowns>>
+
+\* A running broker begins a controlled shutdown (BrokerLifecycleManager.beginControlledShutdown):
+\* its heartbeats ask to shut down from now on, and it stops when a response says it should, at
+\* most MaxCleanShutdowns times in the run.
+BrokerBeginsShutdown(b) ==
+    /\ CleanShutdownsOn
+    /\ brokerStatus[b] = "RUNNING"
+    /\ ~wantShutdown[b]
+    /\ cleanShutdowns < MaxCleanShutdowns
+    /\ wantShutdown' = [wantShutdown EXCEPT ![b] = TRUE]
+    /\ cleanShutdowns' = cleanShutdowns + 1
+    /\ UNCHANGED <<brokerVars, controllerVars, network, counters, tool, session, heartbeatVars, cleanShutdownEpoch>>
 
 \* A log directory fails.  A move whose destination failed is reverted; one whose source
 \* failed is assigned to LOST (KAFKA-16297).  With no directory left the broker stops.
@@ -634,13 +708,14 @@ BrokerFailsDir(b, i) ==
           /\ IF allFailed
              THEN BrokerDown(b)
              ELSE /\ queued' = [queued EXCEPT ![b] = newQueued]
-                  /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd>>
+                  /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd, brokerShutdownVars>>
     /\ dirFailures' = dirFailures + 1
     /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted, sessionsExpired,
-                   dataKept, tool, session>>
+                   dataKept, tool, session, heartbeatVars, cleanShutdowns>>
 
-\* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs), and
-\* asks to stay fenced (wantFence) until the broker has loaded its registration.
+\* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs), asks
+\* to stay fenced (wantFence) until the broker has loaded its registration, and asks to shut down
+\* (wantShutDown) once the broker has begun a controlled shutdown.
 BrokerSendsHeartbeat(b) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ Room
@@ -648,20 +723,29 @@ BrokerSendsHeartbeat(b) ==
     /\ ~RegistrationInFlight(b)      \* registering again: heartbeats wait for the answer
     /\ network' = BagAdd(network, [kind |-> "Heartbeat", broker |-> b, epoch |-> knownEpoch[b],
                                    offline |-> {dirIds[b][i] : i \in FailedSlots(b)},
-                                   wantFence |-> BrokerLag /\ ~CaughtUp(b)])
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
+                                   wantFence |-> BrokerLag /\ ~CaughtUp(b),
+                                   wantShutDown |-> CleanShutdownsOn /\ wantShutdown[b]])
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session, shutdownVars>>
 
+\* The broker marks the offline directories the response acknowledges; one that says
+\* shouldShutDown ends its controlled shutdown: the process stops, and writes its broker epoch in
+\* the clean-shutdown file of every directory (a failed one gets none: the next incarnation reads
+\* no epoch).
 BrokerReceivesHeartbeatResponse(m) ==
-    LET b == m.broker IN
+    LET b == m.broker
+        states == [i \in Slots |-> IF dirState[b][i] = "FAILED" /\ dirIds[b][i] \in m.offline THEN "FAILED_ACKED"
+                                   ELSE dirState[b][i]]
+    IN
     /\ m.kind = "HeartbeatResponse"
     /\ network' = BagRemove(network, m)
     /\ IF brokerStatus[b] # "RUNNING" \/ m.epoch # knownEpoch[b]
-       THEN UNCHANGED dirState
-       ELSE dirState' = [dirState EXCEPT ![b] = [i \in Slots |->
-                IF dirState[b][i] = "FAILED" /\ dirIds[b][i] \in m.offline THEN "FAILED_ACKED"
-                ELSE dirState[b][i]]]
-    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, logs, future, queued, knownEpoch, brokerImage, controllerVars, counters,
-                   dataVars, tool, session>>
+       THEN UNCHANGED <<dirState, brokerStatus, queued, knownEpoch, followerEnd, brokerShutdownVars>>
+       ELSE /\ dirState' = [dirState EXCEPT ![b] = states]
+            /\ IF m.shouldShutDown
+               THEN BrokerStops(b, IF \A i \in Slots : states[i] = "HEALTHY" THEN m.epoch ELSE -1)
+               ELSE UNCHANGED <<brokerStatus, queued, knownEpoch, followerEnd, brokerShutdownVars>>
+    /\ UNCHANGED <<incarnation, dirIds, logs, future, brokerImage, controllerVars, counters,
+                   dataKept, tool, session, heartbeatVars, cleanShutdowns>>
 
 \* What a broker does on the metadata it has loaded for partition p (KIP-858 "Replica
 \* management"; ReplicaManager.applyDelta).
@@ -722,7 +806,7 @@ BrokerConsumesMetadata(b, p) ==
                             THEN [queued EXCEPT ![b][p] = dirIds[b][o.slot]] ELSE queued
                /\ UNCHANGED future
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, network, counters,
-                   dataVars, tool, session>>
+                   dataVars, tool, session, shutdownVars>>
 
 \* Send the queued AssignReplicasToDirs entry for p (one in flight per partition).
 BrokerSendsAssignment(b, p) ==
@@ -733,7 +817,7 @@ BrokerSendsAssignment(b, p) ==
     /\ ~InFlightFor({"Assign", "AssignResponse"}, b, knownEpoch[b], p)
     /\ network' = BagAdd(network, [kind |-> "Assign", broker |-> b, epoch |-> knownEpoch[b],
                                    partition |-> p, dir |-> queued[b][p]])
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session, shutdownVars>>
 
 \* Success clears the entry (and promotes a future replica the assignment moved); an error
 \* drops the entry rather than retrying it forever (KAFKA-16886).
@@ -751,7 +835,7 @@ BrokerReceivesAssignmentResponse(m) ==
           ELSE /\ queued' = [queued EXCEPT ![b][p] = NONE]
                /\ UNCHANGED <<logs, future>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, counters,
-                      dataVars, tool, session>>
+                      dataVars, tool, session, shutdownVars>>
 
 \* log.dir.failure.timeout.ms elapsed with a failure not yet acknowledged: Kafka's broker shuts
 \* down (semantics "code"); KIP-858's only if it leads a replica in that directory ("kip").
@@ -765,7 +849,7 @@ BrokerShutsDownOnDirFailureTimeout(b) ==
               ELSE \E p \in Partitions : p \in logs[b][i] /\ BrokerView(b).partition[p] # NoPartition
                                          /\ BrokerView(b).partition[p].leader = b
     /\ BrokerDown(b)
-    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool, session>>
+    /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool, session, heartbeatVars, cleanShutdowns>>
 
 \* AlterReplicaLogDirs: start a future replica of p in another online directory.
 BrokerStartsMove(b, p, t) ==
@@ -779,7 +863,7 @@ BrokerStartsMove(b, p, t) ==
     /\ future' = [future EXCEPT ![b][p] = t]
     /\ movesStarted' = movesStarted + 1
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, brokerImage, controllerVars,
-                   network, nextUuid, dirFailures, lostMessages, sessionsExpired, dataVars, tool, session>>
+                   network, nextUuid, dirFailures, lostMessages, sessionsExpired, dataVars, tool, session, shutdownVars>>
 
 \* The future replica caught up: move the assignment first, promote once acknowledged.
 BrokerFutureCaughtUp(b, p) ==
@@ -788,7 +872,7 @@ BrokerFutureCaughtUp(b, p) ==
     /\ queued[b][p] = NONE
     /\ queued' = [queued EXCEPT ![b][p] = dirIds[b][future[b][p]]]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, controllerVars,
-                   network, counters, dataVars, tool, session>>
+                   network, counters, dataVars, tool, session, shutdownVars>>
 
 \* KIP-589: tell the controller a replica went offline, with the broker epoch.
 BrokerSendsAlterReplicaState(b, p) ==
@@ -799,7 +883,7 @@ BrokerSendsAlterReplicaState(b, p) ==
     /\ \E i \in MainSlots(b, p) : SlotFailed(b, i)
     /\ m \notin BagToSet(network)
     /\ network' = BagAdd(network, m)
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session, shutdownVars>>
 
 -----------------------------------------------------------------------------
 (* Controller actions *)
@@ -823,7 +907,15 @@ RecordDirs(dirs) == IF AssignmentSupported THEN Range(dirs) ELSE {}
 \* no session yet (SessionsByEpoch); its ISR memberships and leaderships kept without ELR (the code
 \* read; the releases write handleBrokerFenced's records first: the broker out of each ISR it is
 \* in, ShutdownRecordsWithoutElr), and with ELR handleBrokerUncleanShutdown's records first: the
-\* broker out of each ISR, then each ELR, it is in (from the image).
+\* broker out of each ISR, then each ELR, it is in (from the image); a clean shutdown detected
+\* (TakenAsClean) only out of each ISR.  Replayed, the record makes the broker's
+\* BrokerHeartbeatManager entry anew.
+\* registerBroker's isCleanShutdown: previousBrokerEpoch is the registered epoch (KAFKA-15586),
+\* with detection on (KAFKA-18635).
+TakenAsClean(b, previous) ==
+    IF Mutant = "unclean_shutdown_kept_in_elr" THEN TRUE
+    ELSE IF ~CleanShutdownDetection \/ Mutant = "clean_shutdown_undetected" THEN FALSE
+    ELSE Registered(b) /\ previous = brokerEpoch[b]
 Register(m, sessionExpired) ==
     LET b == m.broker
         inc == m.incarnation
@@ -835,15 +927,17 @@ Register(m, sessionExpired) ==
                  ELSE brokerEpoch[b] + 1
         fen == IF same THEN Mutant = "reregistration_fences" \/ fenced[b] ELSE TRUE
         shutdown == (ElrEnabled \/ ShutdownRecordsWithoutElr) /\ ~same /\ Mutant # "unclean_reregistration_keeps_epochs"
+        unclean == ElrEnabled /\ ~TakenAsClean(b, m.previousBrokerEpoch)
         Member(p, members) == shutdown /\ partition[p] # NoPartition /\ b \in partition[p][members]
+                              /\ (members = "isr" \/ unclean)
         Shutdown(p) ==
-            IF ElrEnabled THEN UncleanShutdownRecord(partition[p], p, b, brokerEpoch, fenced, onlineDirs)
+            IF unclean THEN UncleanShutdownRecord(partition[p], p, b, brokerEpoch, fenced, onlineDirs)
             ELSE ChangeRecord(partition[p], p, b, NONE, partition[p].dirs, FALSE, brokerEpoch, fenced, onlineDirs)
         ShutdownRecs(members) ==
             [k \in 1 .. NumPartitions |-> LET p == k - 1 IN
                 IF Member(p, members) THEN PartitionChangeRec(p, Shutdown(p)) ELSE NoChangeRec(p)]
     IN IF (validSession /\ ~same) \/ (AssignmentSupported /\ ~RegistrationValid(b, m.dirs))
-       THEN network' = BagAdd(net, Response(0)) /\ UNCHANGED <<controllerVars, session>>   \* an exception: at once
+       THEN network' = BagAdd(net, Response(0)) /\ UNCHANGED <<controllerVars, session, heartbeatVars>>   \* an exception: at once
        ELSE /\ LogWrite(net, Written(ShutdownRecs("isr") \o ShutdownRecs("elr"))
                               \o <<RegisterBrokerRec(b, inc, epoch, fen, RecordDirs(m.dirs))>>, Response(epoch))
             /\ brokerEpoch' = [brokerEpoch EXCEPT ![b] = epoch]
@@ -854,6 +948,10 @@ Register(m, sessionExpired) ==
             /\ partition' = [p \in Partitions |->
                   IF Member(p, "isr") \/ Member(p, "elr") THEN Merge(partition[p], Shutdown(p)) ELSE partition[p]]
             /\ session' = IF SessionsByEpoch /\ ~same THEN [session EXCEPT ![b] = FALSE] ELSE session
+            \* the flag amended with the same incarnation, the record's default (false) for a new one
+            /\ inControlledShutdown' = IF CleanShutdownsOn /\ ~same THEN [inControlledShutdown EXCEPT ![b] = FALSE]
+                                      ELSE inControlledShutdown
+            /\ awaitedHeartbeats' = IF CleanShutdownsOn THEN OffsetForgotten(awaitedHeartbeats, b, TRUE) ELSE awaitedHeartbeats
             /\ UNCHANGED metadataVersion
 
 \* registerBroker.  Semantics "code": Register, the registered incarnation's session taken as
@@ -872,11 +970,11 @@ ControllerHandlesRegistration(m) ==
        /\ IF Semantics = "code"
           THEN Register(m, FALSE)
           ELSE IF inc < brokerEpoch[b] /\ Mutant # "accept_older_registration"
-          THEN network' = net /\ UNCHANGED <<controllerVars, session>>
+          THEN network' = net /\ UNCHANGED <<controllerVars, session, heartbeatVars>>
           ELSE IF inc = brokerEpoch[b]
-          THEN network' = Answer(inc) /\ UNCHANGED <<controllerVars, session>>
+          THEN network' = Answer(inc) /\ UNCHANGED <<controllerVars, session, heartbeatVars>>
           ELSE IF AssignmentSupported /\ ~RegistrationValid(b, m.dirs)
-          THEN network' = Answer(0) /\ UNCHANGED <<controllerVars, session>>
+          THEN network' = Answer(0) /\ UNCHANGED <<controllerVars, session, heartbeatVars>>
           ELSE /\ network' = Answer(inc)
                /\ brokerEpoch' = ep
                /\ registeredIncarnation' = [registeredIncarnation EXCEPT ![b] = inc]
@@ -886,8 +984,8 @@ ControllerHandlesRegistration(m) ==
                      IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
                      THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
                      ELSE partition[p]]
-               /\ UNCHANGED <<metadataVersion, logVars, session>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
+               /\ UNCHANGED <<metadataVersion, logVars, session, heartbeatVars>>
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
 \* registerBroker for a new incarnation once the registered incarnation is gone and its session
 \* timeout has elapsed, before maybeFenceOneStaleBroker ended its session (one stale broker per
@@ -899,7 +997,7 @@ ControllerHandlesRegistrationAfterSessionTimeout(m) ==
     /\ Registered(b) /\ HasSession(b) /\ ~Alive(b)
     /\ m.incarnation # registeredIncarnation[b]
     /\ Register(m, TRUE)
-    /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
+    /\ UNCHANGED <<brokerVarsButAcked, counters, tool, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
 \* Mutant foreign_offline_dirs: the other replicas of p are judged against the sender's
 \* online directories, and those found "offline" are taken out first.
@@ -928,10 +1026,14 @@ ForeignRecords(part, p, b, k, od) ==
 \* still online) leave its registration and take the sender out of exactly the partitions with
 \* its replica there; a fenced broker is unfenced once no replica of it is UNASSIGNED, and
 \* leaderless partitions get a leader.  Semantics "kip": the offline directories first, and the
-\* unfencing sees them.  Semantics "code": every record computed from the state the heartbeat
-\* found, the unfencing first (handleBrokerUnfenced, with the sender an acceptable leader on the
-\* directories its registration still lists), then handleDirectoriesOffline.  A heartbeat of the
-\* registered epoch gives it a session (SessionsByEpoch).
+\* unfencing sees them.  Semantics "code": the broker's next state (calculateNextBrokerState:
+\* FENCED, UNFENCED, CONTROLLED_SHUTDOWN or SHUTDOWN_NOW), then every record computed from the
+\* state the heartbeat found, the state change's first (handleBrokerUnfenced, with the sender an
+\* acceptable leader on the directories its registration still lists; handleBrokerFenced;
+\* handleBrokerInControlledShutdown), then handleDirectoriesOffline.  A broker in controlled
+\* shutdown may stop once it leads nothing and every active broker has heartbeated since it
+\* entered (lowestActiveOffset: a heartbeat reports the offset the controller has written when it
+\* handles it).  A heartbeat of the registered epoch gives it a session (SessionsByEpoch).
 ControllerHandlesHeartbeat(m) ==
     LET b == m.broker
         net == BagRemove(network, m)
@@ -963,14 +1065,33 @@ ControllerHandlesHeartbeat(m) ==
                            THEN ChangePartition(parts1[p], p, NONE, parts1[p].dirs, FALSE, brokerEpoch, fen, od)
                            ELSE parts1[p]]
                   ELSE parts1
-        \* -- semantics "code": records from the image, replayed in order
-        unfenceC == Unfences(partition, onlineDirs)
+        \* -- semantics "code": calculateNextBrokerState, then records from the image, replayed in order
+        was == IF CleanShutdownsOn /\ awaitedHeartbeats[b] # <<>> THEN "CONTROLLED_SHUTDOWN"
+               ELSE IF fenced[b] THEN "FENCED" ELSE "UNFENCED"
+        hasLeaderships == \E p \in Partitions : partition[p] # NoPartition /\ partition[p].leader = b
+        will == IF ~current THEN was
+                ELSE IF was = "CONTROLLED_SHUTDOWN"
+                THEN IF hasLeaderships \/ \E x \in awaitedHeartbeats[b][1] : HeartbeatActive(x)
+                     THEN "CONTROLLED_SHUTDOWN" ELSE "SHUTDOWN_NOW"
+                ELSE IF was = "FENCED"
+                THEN IF m.wantShutDown THEN "SHUTDOWN_NOW" ELSE IF m.wantFence THEN "FENCED" ELSE "UNFENCED"
+                ELSE IF m.wantFence THEN IF m.wantShutDown THEN "SHUTDOWN_NOW" ELSE "FENCED"
+                ELSE IF m.wantShutDown THEN IF hasLeaderships THEN "CONTROLLED_SHUTDOWN" ELSE "SHUTDOWN_NOW"
+                ELSE "UNFENCED"
+        unfenceC == will # was /\ will = "UNFENCED"
+        fenceC == will # was /\ will \in {"FENCED", "SHUTDOWN_NOW"}
+        enterC == will # was /\ will = "CONTROLLED_SHUTDOWN"
+        \* handleBrokerFenced and handleBrokerInControlledShutdown take the broker out of each ISR
+        outOfIsrs == (fenceC /\ Mutant # "fenced_leader_kept") \/ enterC
+        InIsr(p) == partition[p] # NoPartition /\ b \in partition[p].isr
         Image(p, remove, add, keep) ==
             ChangeRecord(partition[p], p, remove, add, partition[p].dirs, keep, brokerEpoch, fenced, onlineDirs)
+        ElectsFor(p) == unfenceC /\ Mutant # "unfence_without_election" /\ partition[p] # NoPartition
+                        /\ partition[p].leader = NoLeader
         Elected(p) ==
-            IF unfenceC /\ Mutant # "unfence_without_election" /\ partition[p] # NoPartition
-               /\ partition[p].leader = NoLeader
-            THEN Merge(partition[p], Image(p, NONE, b, FALSE)) ELSE partition[p]
+            IF ElectsFor(p) THEN Merge(partition[p], Image(p, NONE, b, FALSE))
+            ELSE IF outOfIsrs /\ InIsr(p) THEN Merge(partition[p], Image(p, b, NONE, FALSE))
+            ELSE partition[p]
         codeParts == [p \in Partitions |->
             IF Affected(p)
             THEN Merge(IF Mutant = "foreign_offline_dirs" THEN ForeignRecords(Elected(p), p, b, 1, od) ELSE Elected(p),
@@ -985,7 +1106,23 @@ ControllerHandlesHeartbeat(m) ==
             ELSE [k \in 1 .. NumPartitions |-> LET p == k - 1 IN
                      IF partition[p] # NoPartition /\ partition[p].leader = NoLeader
                      THEN ImageRec(p, NONE, b, FALSE) ELSE NoChangeRec(p)]
-        unfenceRecs == IF unfenceC THEN <<RegistrationChangeRec(b, TRUE, FALSE, {})>> \o electionRecs ELSE <<>>
+        isrRecs == [k \in 1 .. NumPartitions |-> LET p == k - 1 IN
+                       IF outOfIsrs /\ InIsr(p) THEN ImageRec(p, b, NONE, FALSE) ELSE NoChangeRec(p)]
+        stateRecs ==
+            IF unfenceC THEN <<RegistrationChangeRec(b, TRUE, FALSE, {})>> \o electionRecs
+            ELSE IF fenceC THEN isrRecs \o <<RegistrationChangeRec(b, TRUE, TRUE, {})>>
+            ELSE IF enterC THEN (IF InControlledShutdown(b) THEN <<>> ELSE <<ControlledShutdownRec(b)>>) \o isrRecs
+            ELSE <<>>
+        codeFenced == IF unfenceC THEN [fenced EXCEPT ![b] = FALSE] ELSE IF fenceC THEN [fenced EXCEPT ![b] = TRUE]
+                      ELSE fenced
+        \* BrokerHeartbeatManager: the sender's offset (touch), the registration records' replay,
+        \* then a controlled shutdown's offset (maybeUpdateControlledShutdownOffset)
+        touched == IF current THEN HeartbeatTouched(awaitedHeartbeats, b, will \in {"FENCED", "SHUTDOWN_NOW"})
+                   ELSE awaitedHeartbeats
+        registrationWritten == unfenceC \/ fenceC \/ (enterC /\ ~InControlledShutdown(b)) \/ newly # {}
+        replayed == IF registrationWritten THEN OffsetForgotten(touched, b, codeFenced[b]) ELSE touched
+        codeAwaited == IF will = "CONTROLLED_SHUTDOWN" /\ replayed[b] = <<>>
+                       THEN [replayed EXCEPT ![b] = <<Brokers \ {b}>>] ELSE replayed
         ForeignRecs(p) ==
             [k \in 1 .. ReplicationFactor |-> LET r == Replicas(p)[k] IN
                 IF Mutant = "foreign_offline_dirs" /\ r # b /\ ~IsOnline(partition[p].dirs[r], od[b])
@@ -999,35 +1136,43 @@ ControllerHandlesHeartbeat(m) ==
                      THEN ForeignRecs(p) \o <<ImageRec(p, b, NONE, Mutant = "keep_offline_replica_in_isr")>>
                      ELSE <<>>])
                  \o <<RegistrationChangeRec(b, FALSE, FALSE, od[b])>>
-        response == IF m.offline # {} /\ current
-                    THEN [kind |-> "HeartbeatResponse", broker |-> b, epoch |-> m.epoch, offline |-> m.offline]
+        shouldShutDown == Semantics = "code" /\ will = "SHUTDOWN_NOW"
+        response == IF (m.offline # {} \/ shouldShutDown) /\ current
+                    THEN [kind |-> "HeartbeatResponse", broker |-> b, epoch |-> m.epoch, offline |-> m.offline,
+                          shouldShutDown |-> shouldShutDown]
                     ELSE NoResponse
     IN /\ m.kind = "Heartbeat"
        /\ IF ~applyOffline
-          THEN network' = net /\ UNCHANGED controllerVars     \* STALE_BROKER_EPOCH
+          THEN network' = net /\ UNCHANGED <<controllerVars, heartbeatVars>>     \* STALE_BROKER_EPOCH
           ELSE /\ IF Semantics = "code"
                   THEN /\ onlineDirs' = codeOd
-                       /\ fenced' = IF unfenceC THEN [fenced EXCEPT ![b] = FALSE] ELSE fenced
+                       /\ fenced' = codeFenced
                        /\ partition' = codeParts
-                       /\ LogWrite(net, Written(unfenceRecs \o offlineRecs), response)
+                       /\ LogWrite(net, Written(stateRecs \o offlineRecs), response)
+                       /\ inControlledShutdown' = IF enterC THEN [inControlledShutdown EXCEPT ![b] = TRUE]
+                                                 ELSE inControlledShutdown
+                       /\ awaitedHeartbeats' = IF CleanShutdownsOn THEN codeAwaited ELSE awaitedHeartbeats
                   ELSE /\ onlineDirs' = od
                        /\ fenced' = fen
                        /\ partition' = parts2
                        /\ network' = Send(net, response)
-                       /\ UNCHANGED logVars
+                       /\ UNCHANGED <<logVars, heartbeatVars>>
                /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion>>
        /\ HeardFrom(b, m.epoch)
-       /\ UNCHANGED <<brokerVarsButAcked, counters, tool>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
 \* processExpiredBrokerHeartbeat (semantics "code"): a heartbeat that waited in the controller's
 \* queue past its deadline only keeps the session alive (of the registered epoch, it makes one:
-\* SessionsByEpoch); nothing is written or answered.
+\* SessionsByEpoch) and reports the broker's metadata offset (touch); nothing is written or
+\* answered.
 ControllerTimesOutHeartbeat(m) ==
     /\ m.kind = "Heartbeat"
     /\ Semantics = "code"
     /\ network' = BagRemove(network, m)
     /\ HeardFrom(m.broker, m.epoch)
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool>>
+    /\ awaitedHeartbeats' = IF CleanShutdownsOn /\ EpochIsCurrent(m.broker, m.epoch)
+                            THEN HeartbeatTouched(awaitedHeartbeats, m.broker, FALSE) ELSE awaitedHeartbeats
+    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, inControlledShutdown, brokerShutdownVars, cleanShutdowns>>
 
 \* handleBrokerFenced for a broker whose session expired (all but the counters).
 FenceExpired(b) ==
@@ -1054,7 +1199,10 @@ FenceExpired(b) ==
                             THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fen, onlineDirs)
                             ELSE partition[p]]
     /\ IF Semantics = "code" THEN LogWrite(network, fenceRecs, NoResponse) ELSE UNCHANGED <<network, logVars>>
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, tool>> /\ GiveUp
+    \* the fencing record's replay ends the broker's controlled shutdown in BrokerHeartbeatManager
+    /\ awaitedHeartbeats' = IF CleanShutdownsOn THEN OffsetForgotten(awaitedHeartbeats, b, TRUE) ELSE awaitedHeartbeats
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, tool,
+                   inControlledShutdown, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
 \* maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down or was
 \* replaced): fence it and move its leaderships and ISR memberships away.  Semantics "code":
@@ -1117,7 +1265,7 @@ ControllerHandlesAssignment(m) ==
                         IF Semantics = "code" THEN codePart
                         ELSE ChangePartition(part, p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
                   /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it leaves
 \* the ISR and leadership.
@@ -1134,13 +1282,13 @@ ControllerHandlesAlterReplicaState(m) ==
                IN /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
                   /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>), NoResponse)
                   /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
 \* replicas (at least one), the first of them leader, directories DefaultDir (createTopic's
 \* PartitionRecord, both epochs 0).
 ControllerCreatesPartition(p) ==
-    LET isr == {r \in ReplicaSet(p) : ~fenced[r]}
+    LET isr == {r \in ReplicaSet(p) : ~fenced[r] /\ ~InControlledShutdown(r)}
         first == Min({k \in 1 .. ReplicationFactor : Replicas(p)[k] \in isr})
     IN /\ partition[p] = NoPartition
        /\ \A r \in ReplicaSet(p) : Registered(r)
@@ -1149,7 +1297,7 @@ ControllerCreatesPartition(p) ==
              NewPartition(Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])]
        /\ LogWrite(network, <<PartitionRec(p, Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])>>,
                    NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session, shutdownVars>> /\ GiveUp
 
 -----------------------------------------------------------------------------
 (* Admin and network *)
@@ -1174,7 +1322,7 @@ DesignatedElection(p, b) ==
     IN
     /\ partition' = [partition EXCEPT ![p] = Merge(part, rec)]
     /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, session>> /\ GiveUp
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, session, shutdownVars>> /\ GiveUp
 
 \* An operator's kafka-leader-election --election-type designated (KIP-1275).
 AdminElectsDesignatedLeader(p, b) ==
@@ -1194,7 +1342,7 @@ AdminElectsUncleanLeader(p) ==
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* maybeElectUncleanLeaders, the controller's periodic task with the topic's
 \* unclean.leader.election.enable: an UNCLEAN election for every leaderless partition, in one batch.
@@ -1208,7 +1356,7 @@ ControllerElectsUncleanLeaders ==
        /\ recs # <<>>
        /\ partition' = [p \in Partitions |-> IF Leaderless(p) THEN Merge(partition[p], Rec(p)) ELSE partition[p]]
        /\ LogWrite(network, recs, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord.
 AdminUpgradesMetadataVersion ==
@@ -1216,7 +1364,7 @@ AdminUpgradesMetadataVersion ==
     /\ metadataVersion # "3.7-IV2"
     /\ metadataVersion' = "3.7-IV2"
     /\ LogWrite(network, <<FeatureLevelRec("3.7-IV2")>>, NoResponse)
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, counters, tool, session>>
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, counters, tool, session, shutdownVars>>
 
 NetworkLosesMessage(m) ==
     /\ lostMessages < MaxLosses
@@ -1228,8 +1376,8 @@ NetworkLosesMessage(m) ==
           /\ brokerStatus[m.broker] = "RUNNING" /\ m.epoch = knownEpoch[m.broker]
           /\ queued[m.broker][m.partition] = m.dir
        THEN /\ queued' = [queued EXCEPT ![m.broker][m.partition] = GIVEN_UP]
-            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, tool, session>>
-       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, tool, session>>
+            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, tool, session, shutdownVars>>
+       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, tool, session, shutdownVars>>
 
 (* The metadata log (with failovers) *)
 
@@ -1241,7 +1389,7 @@ ControllerCommits ==
     /\ uncommitted' = Tail(uncommitted)
     /\ network' = Send(network, Head(uncommitted).response)
     /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion,
-                   failoversDone, counters, tool, session>>
+                   failoversDone, counters, tool, session, shutdownVars>>
 
 \* The active controller fails and another takes over.  Raft's new leader holds the committed
 \* records and may hold a prefix of the uncommitted batches, the first `kept`, which it commits;
@@ -1265,7 +1413,7 @@ ControllerFailsOver(kept) ==
     /\ session' = IF SessionsByEpoch
                   THEN [b \in Brokers |-> img.brokerEpoch[b] > 0 /\ (FailoverSessionsForFenced \/ ~img.fenced[b])]
                   ELSE session
-    /\ UNCHANGED <<brokerVars, network, counters, tool>>
+    /\ UNCHANGED <<brokerVars, network, counters, tool, shutdownVars>>
 
 \* The broker's metadata listener loads what has been committed since it last looked: its image
 \* becomes the latest committed one.  It keeps its metadata across restarts (on disk).
@@ -1275,7 +1423,7 @@ BrokerLoadsMetadata(b) ==
     /\ brokerImage[b] # Published
     /\ brokerImage' = [brokerImage EXCEPT ![b] = Published]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch,
-                   controllerVars, network, counters, dataVars, tool, session>>
+                   controllerVars, network, counters, dataVars, tool, session, shutdownVars>>
 
 -----------------------------------------------------------------------------
 (* The data plane: producers write to leaders (acks=all), followers fetch, leaders change the  *)
@@ -1343,7 +1491,7 @@ LeaderAppendsRecord(b, p) ==
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, log, old, target)]
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, tool, session>>
+                      controllerVars, network, counters, tool, session, shutdownVars>>
 
 \* Replica b fetches from the leader its metadata names, in that leader's epoch: it truncates by
 \* leader epoch and takes the rest, its high watermark becomes the leader's, and the leader
@@ -1370,7 +1518,7 @@ FollowerFetches(b, p) ==
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(l, lpart, log, old, target)]
        /\ <<replicaLog', highWatermark', followerEnd', acked'>> # <<replicaLog, highWatermark, followerEnd, acked>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, produced, tool, session>>
+                      controllerVars, network, counters, produced, tool, session, shutdownVars>>
 
 \* The leader asks the controller to take follower r out of the ISR (its log end offset is short
 \* of the leader's) or into it (as it serves r's fetch: r holds the high watermark and all since
@@ -1396,6 +1544,7 @@ LeaderSendsAlterPartition(b, p, r) ==
                /\ st.ends[r] >= st.start
                /\ view.brokerEpoch[r] > 0
                /\ ~view.fenced[r]
+               /\ ~InControlledShutdown(r)      \* nor shutting down (Partition.isReplicaIsrEligible)
        /\ network' = BagAdd(network, [kind |-> "AlterPartition", broker |-> b, epoch |-> knownEpoch[b],
                                       partition |-> p, leaderEpoch |-> part.leaderEpoch,
                                       partitionEpoch |-> part.partitionEpoch,
@@ -1403,7 +1552,7 @@ LeaderSendsAlterPartition(b, p, r) ==
                                       isr |-> [x \in members |-> IF x = b THEN knownEpoch[b] ELSE st.fetchEpochs[x]],
                                       \* RECOVERED: makeLeader set it on taking the lead
                                       recovering |-> FALSE])
-       /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session>>
+       /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session, shutdownVars>>
 
 \* The leader applies an ISR the controller shrank and moves its high watermark up over it.
 LeaderAdvancesHighWatermark(b, p) ==
@@ -1418,7 +1567,7 @@ LeaderAdvancesHighWatermark(b, p) ==
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, replicaLog, produced, tool, session>>
+                      controllerVars, network, counters, replicaLog, produced, tool, session, shutdownVars>>
 
 \* The answer ends the leader's pending change; a leader still leading in that epoch moves its
 \* high watermark up over the ISR it has now (Partition.handleAlterPartitionUpdate).
@@ -1438,7 +1587,7 @@ BrokerReceivesAlterPartitionResponse(m) ==
                /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
           ELSE UNCHANGED <<highWatermark, followerEnd, acked>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, counters, replicaLog, produced, tool, session>>
+                      controllerVars, counters, replicaLog, produced, tool, session, shutdownVars>>
 
 \* validateAlterPartitionData: the first check the request fails, in Kafka's order, or "NONE".
 AlterPartitionError(m) ==
@@ -1451,7 +1600,7 @@ AlterPartitionError(m) ==
        ELSE IF ~(proposed \subseteq ReplicaSet(m.partition)) \/ part.leader \notin proposed THEN "INVALID_REQUEST"
        \* a leader still recovering from an unclean election is the ISR alone, and RECOVERED stays
        ELSE IF m.recovering /\ (Cardinality(proposed) > 1 \/ ~part.recovering) THEN "INVALID_REQUEST"
-       ELSE IF \E r \in proposed : ~Registered(r) \/ (fenced[r] /\ Mutant # "fenced_replica_joins_isr")
+       ELSE IF \E r \in proposed : ~Registered(r) \/ InControlledShutdown(r) \/ (fenced[r] /\ Mutant # "fenced_replica_joins_isr")
                                    \/ (m.isr[r] # -1 /\ m.isr[r] # brokerEpoch[r]
                                        /\ Mutant # "alter_partition_stale_broker_epoch")
        THEN "INELIGIBLE_REPLICA"
@@ -1479,7 +1628,7 @@ ControllerHandlesAlterPartition(m) ==
                /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>),
                            Answer(IF rec.leader \notin {NoLeaderChange, b} THEN "NEW_LEADER_ELECTED" ELSE "NONE"))
                /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
-       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 -----------------------------------------------------------------------------
 (* KIP-1275's recovery tool (kafka-unclean-recovery.sh), outside the cluster: it asks the      *)
@@ -1524,7 +1673,7 @@ ToolAsksReplicaLogInfo(p, b) ==
     /\ BrokerView(b).partition[p] # NoPartition
     /\ tool' = [tool EXCEPT !.answers[p][b] = ReplicaLogInfo(b, p), !.requests = @ + 1,
                             !.takenUp[p] = IF @ = -1 THEN Published.partition[p].leaderEpoch ELSE @]
-    /\ UNCHANGED <<brokerVars, controllerVars, network, counters, session>>
+    /\ UNCHANGED <<brokerVars, controllerVars, network, counters, session, shutdownVars>>
 
 \* ElectLeaders DESIGNATED for the chosen replica: elected; or ELECTION_NOT_NEEDED for a
 \* partition with a leader again, reported online; or refused, and the tool tries again while it
@@ -1540,7 +1689,7 @@ ToolElectsLeader(p) ==
                /\ tool' = [tool EXCEPT !.outcome[p] = "ELECTED", !.requests = @ + 1]
           ELSE /\ tool' = [tool EXCEPT !.outcome[p] = IF partition[p].leader # NoLeader THEN "FOUND_ONLINE" ELSE @,
                                        !.requests = @ + 1]
-               /\ UNCHANGED <<brokerVars, controllerVars, network, counters, session>>
+               /\ UNCHANGED <<brokerVars, controllerVars, network, counters, session, shutdownVars>>
 
 Next ==
     \/ \E b \in Brokers :
@@ -1548,6 +1697,7 @@ Next ==
         \/ BrokerSendsRegistration(b)
         \/ BrokerRefreshesRegistration(b)
         \/ BrokerCrashes(b)
+        \/ BrokerBeginsShutdown(b)
         \/ \E i \in Slots : BrokerFailsDir(b, i)
         \/ BrokerSendsHeartbeat(b)
         \/ \E p \in Partitions : BrokerConsumesMetadata(b, p)
@@ -1718,7 +1868,7 @@ NoReplicaRecreatedElsewhere ==
 ElectedWhenPossible ==
     \A p \in Created : partition[p].leader = NoLeader =>
         \A r \in IF partition[p].isr # {} \/ ~ElrEnabled THEN partition[p].isr ELSE partition[p].elr :
-            ~(Registered(r) /\ ~fenced[r] /\ DirOnlineInMetadata(r, partition[p].dirs[r]))
+            ~(Active(r) /\ DirOnlineInMetadata(r, partition[p].dirs[r]))
 
 \* When metadata puts a replica in a directory that failed while its log is safe in an online
 \* one, the running broker has the correcting assignment queued (KAFKA-16297).
@@ -1769,7 +1919,8 @@ EpochsNeverDecrease ==
 
 \* A heartbeat changes leader/ISR only of partitions whose sender's replica is in a directory
 \* the heartbeat took offline, and only by removing the sender; or, when it unfences the
-\* sender, elects leaders of leaderless partitions.
+\* sender, elects leaders of leaderless partitions; or, when it fences the sender or the sender
+\* asks to shut down (a controlled shutdown, or a shutdown at once), only by removing the sender.
 UpdatesOnlyOfflinePartitions ==
     \A m \in BagToSet(network) :
         (m.kind = "Heartbeat" /\ ControllerHandlesHeartbeat(m)) =>
@@ -1777,8 +1928,10 @@ UpdatesOnlyOfflinePartitions ==
             \A p \in Created :
                 (<<partition[p].leader, partition[p].isr>> # <<partition'[p].leader, partition'[p].isr>>) =>
                     \/ /\ b \in ReplicaSet(p)
-                       /\ partition[p].dirs[b] \in onlineDirs[b]
-                       /\ partition[p].dirs[b] \notin onlineDirs'[b]
+                       /\ \/ partition[p].dirs[b] \in onlineDirs[b] /\ partition[p].dirs[b] \notin onlineDirs'[b]
+                          \* it fences the sender, or the sender asks to shut down
+                          \/ ~fenced[b] /\ fenced'[b]
+                          \/ m.wantShutDown
                        /\ partition[p].isr \ {b} \subseteq partition'[p].isr
                     \/ /\ fenced[b] /\ ~fenced'[b]
                        /\ partition[p].leader = NoLeader
@@ -1838,16 +1991,25 @@ CleanLeaderFromIsrOrElr ==
                      \/ AdminElectsUncleanLeader(p)
                   /\ TracksRecovery => c.recovering
 
+\* The step registers a new incarnation of r whose last one shut down cleanly: its request's
+\* previousBrokerEpoch, read from the broker's clean-shutdown files, is the registered epoch.
+CleanReregistration(r) ==
+    /\ Registered(r)
+    /\ \E m \in BagToSet(network) : /\ m.kind = "Register" /\ m.broker = r
+                                   /\ m.incarnation = registeredIncarnation'[r]
+                                   /\ m.previousBrokerEpoch = brokerEpoch[r]
 \* With ELR, a replica leaves the eligible leader replicas only by joining the ISR, when the ISR
-\* is back at MinIsr, when its broker registers a new incarnation (unclean shutdown), or when an
-\* election replaces the leader and clears them (KIP-966).  A failover's reverting is no change.
+\* is back at MinIsr, when its broker registers a new incarnation after an unclean shutdown, or
+\* when an election replaces the leader and clears them (KIP-966: a clean shutdown loses
+\* nothing).  A failover's reverting is no change.
 ElrLeftOnlyForCause ==
     (ElrEnabled /\ failoversDone' = failoversDone) =>
         \A p \in Created :
             LET a == partition[p]
                 c == partition'[p]
             IN (Cardinality(c.isr) < MinIsr /\ c.leader \in {NoLeader, a.leader}) =>
-                   \A r \in a.elr \ (c.elr \cup c.isr) : registeredIncarnation'[r] # registeredIncarnation[r]
+                   \A r \in a.elr \ (c.elr \cup c.isr) :
+                       registeredIncarnation'[r] # registeredIncarnation[r] /\ ~CleanReregistration(r)
 
 \* A replica joins the ISR through AlterPartition only with the broker epoch of the incarnation
 \* the controller has registered (KIP-903).

@@ -105,6 +105,7 @@ CONSTANTS = {
     "MaxMessages": "max_messages",
     "MaxLosses": "max_losses",
     "MaxSessionExpiries": "session_expiries",
+    "MaxCleanShutdowns": "clean_shutdowns",
     "LegacyBrokers": "legacy_brokers",
     "MaxMoves": "moves",
     "AlterReplicaStateEnabled": "alter_replica_state",
