@@ -48,6 +48,11 @@ MUTANTS = {
     "unclean_reregistration_keeps_epochs": "with ELR, a new incarnation's registration writes no leader and ISR "
     "changes (handleBrokerUncleanShutdown skipped), so the old incarnation keeps its leaderships in their "
     "epochs (KAFKA-18106; Kafka 3.x without ELR: finding 3)",
+    "clean_shutdown_undetected": "a new incarnation's registration is taken as an unclean shutdown whatever its "
+    "previousBrokerEpoch, so a broker that shut down cleanly leaves every ELR (KAFKA-18635: detection off)",
+    "unclean_shutdown_kept_in_elr": "a new incarnation's registration is taken as a clean shutdown whatever its "
+    "previousBrokerEpoch, so a broker that crashed, or lost its disk, stays an eligible leader replica (KAFKA-15586 "
+    "missing)",
     "unclean_not_recovering": "an unclean election does not mark its leader RECOVERING (before KIP-704): "
     "nobody knows which acknowledged records it gave up",
     "assignment_not_retried": "a broker whose AssignReplicasToDirs request or response was lost keeps the "
@@ -91,6 +96,8 @@ CAUGHT_AT = {
     "unclean_reregistration_keeps_epochs": "elr",
     "alter_partition_stale_broker_epoch": "rejoin",
     "fenced_replica_joins_isr": "livefencing",
+    "clean_shutdown_undetected": "cleanshutdown",
+    "unclean_shutdown_kept_in_elr": "elr44",
     "unclean_not_recovering": "unclean",
     "no_leader_epoch_bump_on_isr_shrink": "isrshrink",
     "replay_ignores_log_dirs": "failoverjbod",

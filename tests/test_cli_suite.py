@@ -421,6 +421,8 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
         "disklost44": ("violation", ["IsrOnOnlineDirs", "ElectedWhenPossible", "CommittedRecordsSurvive",
                                      "IsrHoldsCommittedRecords"]),
         "elr40": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs"]),
+        "cleanshutdown": ("violation", ["CleanLeaderFromIsrOrElr"]),
+        "elr44": ("violation", ["IsrOnOnlineDirs", "ElectedWhenPossible", "CleanLeaderFromIsrOrElr"]),
         "recovery": ("violation", ["RecoveryToolKeepsCommitted"]),
         "uncleantopic": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs",
                                        "ElectedWhenPossible", "CommittedRecordsSurvive", "IsrHoldsCommittedRecords"]),

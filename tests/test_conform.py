@@ -226,7 +226,8 @@ def test_random_walks_under_the_kips_reading_diverge_only_where_the_findings_say
         try:
             sources += load_sources([], [path], ["semantics=kip", "kafka_version=1eb7644"], KIP_WALKS, 40, 0)
         except ConfigError:  # ELR and failovers come with the code's reading only
-            assert Path(path).stem in ("elr", "elr40", "failover", "failoverjbod", "livefencing")
+            assert Path(path).stem in ("elr", "elr40", "elr44", "cleanshutdown", "failover", "failoverjbod",
+                                       "livefencing")
     report = conform_all(sources, harness, allow_explained=True)
     assert report.divergence is None, "\n".join([report.divergence[0]] + report.divergence[1].report())
     assert report.controller_steps >= 10_000

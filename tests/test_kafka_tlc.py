@@ -39,7 +39,8 @@ MODULE = SPEC / "KRaftJBOD.tla"
 CONFIGS = sorted(p.stem for p in (SPEC / "configs").glob("*.toml") if p.stem != "default")
 #: The configs where Kafka's code breaks an invariant (spec/README.md, "Findings"): the code read,
 #: or a release's (disklost44: 4.4.0, elr40: 4.0.0).
-FINDINGS = ["disklost", "disklost44", "elr", "elr40", "failoverjbod", "heartbeat", "oldmetadata", "recovery", "restart"]
+FINDINGS = ["cleanshutdown", "disklost", "disklost44", "elr", "elr40", "elr44", "failoverjbod", "heartbeat", "oldmetadata",
+            "recovery", "restart"]
 
 
 def toml(name: str) -> dict:
