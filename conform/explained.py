@@ -17,7 +17,7 @@ from kraftcheck.model.uuids import UNASSIGNED
 
 REGISTRATIONS = ("ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout")
 PARTITION_FIELDS = {"leader", "isr", "leaderEpoch", "partitionEpoch", "recovering", "elr", "lastKnownElr"}
-BROKER_FIELDS = {"epoch", "incarnation", "onlineDirs", "fenced"}
+BROKER_FIELDS = {"epoch", "incarnation", "onlineDirs", "fenced", "inControlledShutdown"}
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,10 @@ def _fenced_broker_has_session(model, pre, action, divergence) -> bool:
     b = action[1][1]
     kinds = _kinds(divergence.fields)
     refused = any(f == "answer" and m == "accepted" and k == "refused" for f, m, k in divergence.fields)
+    # the registration the model accepts replaces the broker's and writes its shutdown's partition records
     return (action[0] == "ControllerHandlesRegistration" and model.code and refused and pre[BROKER_EPOCH][b] > 0 and pre[FENCED][b]
             and all(k in ("answer", "epoch order") or (k.startswith("brokers:") and k.split(":")[1] in BROKER_FIELDS)
-                    for k in kinds))
+                    or (k.startswith("partitions:") and k.split(":")[1] in PARTITION_FIELDS) for k in kinds))
 
 
 def _broker_without_directories(model, pre, action, divergence) -> bool:

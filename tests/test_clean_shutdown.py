@@ -36,8 +36,10 @@ def settings(name: str, **overrides) -> dict:
     # two brokers and a restart: the code read's finding 3 only; Kafka 4.4.0's rules hold everything
     ("restart", {"clean_shutdowns": 1}, (130_881, 574_973, 38), [("FencedBrokerLeadsNothing", 15)]),
     ("restart", {"clean_shutdowns": 1, "kafka_version": "4.4.0"}, (203_845, 919_751, 38), []),
-    # the shipped config: finding 8 and nothing else, past it too
+    # the shipped configs: finding 8 and nothing else, past it too; elr.toml's findings under 4.4.0's rules
     ("cleanshutdown", {}, (324_422, 1_012_196, 50), [("CleanLeaderFromIsrOrElr", 19)]),
+    ("elr44", {}, (301_664, 876_026, 51), [("IsrOnOnlineDirs", 24), ("ElectedWhenPossible", 29),
+                                          ("CleanLeaderFromIsrOrElr", 19)]),
 ])
 def test_exact_figures(name, overrides, figures, violated):
     result = explore(make_model(settings(name, **overrides)), check_deadlock=False, stop_on_violation=False)

@@ -43,7 +43,7 @@ def request_values(model, action, pre, post, s, t, b):
     directories and wantFence, the registration's directories and the epoch it is given."""
     name, *params = action
     if name == "ControllerHandlesHeartbeat":
-        _, _, _, offline, want_fence = params[0]
+        offline, want_fence = params[0][3], params[0][4]
         registered = sorted(s[ONLINE_DIRS][b])
         tag = post.tag
         claims = [z3.Bool(f"want_fence_b{b}{tag}") == want_fence]
