@@ -51,6 +51,10 @@ def register(commands, model_source) -> None:
                          help="hunt N mutants at a time: N, or auto for every core (default: auto); "
                               "the output is the same whatever N")
     mutants.add_argument("--junit", metavar="PATH", help="write a JUnit XML report to PATH: a test case per mutant")
+    mutants.add_argument("--under", metavar="KEY=V1,V2,...",
+                         help="hunt every mutant once under each value of a model setting (as --set KEY=V on every "
+                              "config; a config that refuses a value is left out for it), and report which values "
+                              "catch it, and where")
     mutants.add_argument("--quiet", action="store_true", help="no progress on stderr")
     mutants.set_defaults(run=run_mutants)
 
@@ -104,6 +108,10 @@ def run_mutants(args) -> int:
         raise ConfigError(f"unknown mutant {unknown[0]!r} (known: {', '.join(mutants)})")
     if args.only:
         mutants = {name: text for name, text in mutants.items() if name in args.only}
+    if args.under is not None:
+        if args.junit is not None:
+            raise ConfigError("--junit writes one verdict per mutant: leave out --under, or run each value with --set")
+        return _run_under(args, paths, mutants)
 
     out = sys.stdout
     name_width = max(len("mutant"), *(len(name) for name in mutants))
@@ -151,6 +159,80 @@ def run_mutants(args) -> int:
     if any(outcome.error is not None for outcome in outcomes):
         return EXIT_MODEL_FAILED
     return EXIT_MUTANT_ESCAPED if missed else 0
+
+
+def parse_under(text: str) -> tuple[str, list[str]]:
+    """``KEY=V1,V2,...`` as the setting and its values (each a ``--set`` of its own)."""
+    key, sep, raw = text.partition("=")
+    values = [value.strip() for value in raw.split(",")]
+    if not sep or not key.strip() or len(values) < 2 or not all(values):
+        raise ConfigError(f"--under expects KEY=V1,V2,... (two values at least), got {text!r}")
+    if key.strip() == MUTANT_SETTING:
+        raise ConfigError(f"--under {MUTANT_SETTING}=...: this command sets {MUTANT_SETTING} itself")
+    for value in values:
+        parse_override(f"{key.strip()}={value}")
+    return key.strip(), values
+
+
+def _run_under(args, paths: list[str], mutants: dict[str, str]) -> int:
+    """Every mutant hunted under each value of one setting: a column per value, the config that
+    caught it there and the trace's length, or ``missed``; exit 0 when each mutant is caught
+    under some value."""
+    key, values = parse_under(args.under)
+    variants = []  # (--set item, configs, their models, the mutants each lists)
+    for value in values:
+        item = f"{key}={value}"
+        configs, baselines = [], []
+        for path in paths:
+            try:
+                config = load_config(path, args.model, [*args.overrides, item])
+                baselines.append(build_named_model(config))
+            except ConfigError as e:
+                said = str(e) if path in str(e) else f"{path}: {e}"
+                print(f"note: left out with {item}: {said}", file=sys.stderr, flush=True)
+                continue
+            configs.append(config)
+        variants.append((item, configs, baselines, [_listed_mutants(model) for model in baselines]))
+    hunts = [(name, description, v) for name, description in mutants.items() for v in range(len(variants))]
+    jobs = max(1, min(args.jobs if args.jobs is not None else available_cores(), len(hunts)))
+    workers = args.workers if args.workers is not None else max(1, available_cores() // jobs)
+    results: dict[tuple[str, int], MutantOutcome] = {}
+
+    def task(name: str, description: str, v: int):
+        _, configs, baselines, listed = variants[v]
+        return lambda: _hunt(args, name, description, configs, baselines, listed, workers=workers, progress=False)
+
+    def finished(index: int, hunted) -> None:
+        name, description, v = hunts[index]
+        outcome = MutantOutcome(name, description, error=hunted.reason) if isinstance(hunted, TaskLost) else hunted[0]
+        if outcome.error is not None:
+            where = f" at {outcome.error_config}" if outcome.error_config else ""
+            error(f"mutant {name} with {variants[v][0]}{where}: {outcome.error}")
+        results[name, v] = outcome
+        if not args.quiet:
+            print(f"{name} with {variants[v][0]}: {outcome.verdict}", file=sys.stderr, flush=True)
+
+    run_tasks([task(*hunt) for hunt in hunts], jobs, finished)
+
+    def cell(outcome: MutantOutcome) -> str:
+        if outcome.config is None:
+            return outcome.verdict
+        return f"{outcome.config.label} {outcome.length} {', '.join(outcome.violated)}"
+
+    rows = [["mutant", *(item for item, _, _, _ in variants)]]
+    rows += [[name, *(cell(results[name, v]) for v in range(len(variants)))] for name in mutants]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip(), file=sys.stdout)
+    for v, (item, _, _, _) in enumerate(variants):
+        caught = sum(results[name, v].verdict == "caught" for name in mutants)
+        print(f"{item}: {caught}/{len(mutants)} caught", file=sys.stdout)
+    escaped = [name for name in mutants if all(results[name, v].verdict != "caught" for v in range(len(variants)))]
+    if escaped:
+        print(f"missed under every value: {', '.join(escaped)}", file=sys.stdout)
+    if any(outcome.error is not None for outcome in results.values()):
+        return EXIT_MODEL_FAILED
+    return EXIT_MUTANT_ESCAPED if escaped else 0
 
 
 def _hunt(args, name: str, description: str, configs: list[CheckConfig], baselines: list, listed: list[dict],

@@ -114,7 +114,7 @@ class Conformance:
             batches = answer["batches"]
             result.controller_steps += 1
             result.by_action[name] = result.by_action.get(name, 0) + 1
-            found = [(f"epoch order", problem, "") for problem in pair_epochs(model, post, answer["state"], epochs)]
+            found = [("epoch order", problem, "") for problem in pair_epochs(model, post, answer["state"], epochs)]
             expected, answered = model_outcome(model, pre, action, post), kafka_outcome(request["op"], answer)
             if expected is not None and answered is not None and expected != answered:
                 found.append(("answer", expected, answered))

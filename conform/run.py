@@ -11,7 +11,6 @@ javac or Maven missing; 1 the harness failed (crashed, or answered outside its p
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from dataclasses import dataclass, field

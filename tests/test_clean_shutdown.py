@@ -7,11 +7,6 @@ Kafka's controllers on the same steps."""
 
 from __future__ import annotations
 
-import importlib.resources
-import re
-import tomllib
-from pathlib import Path
-
 import pytest
 
 from kraftcheck.checker.bfs import explore
@@ -20,12 +15,7 @@ from kraftcheck.model.state import (
     AWAITED_HEARTBEATS, CLEAN_SHUTDOWN_EPOCH, ELR, FENCED, HEARTBEAT_RESPONSE, IN_CONTROLLED_SHUTDOWN, ISR, LEADER,
     NETWORK, OFF, PARTITION, STATUS, WANT_SHUTDOWN,
 )
-
-SPEC = Path(importlib.resources.files("kraftcheck.spec"))
-
-
-def settings(name: str, **overrides) -> dict:
-    return dict(tomllib.loads((SPEC / "configs" / f"{name}.toml").read_text())["model"], **overrides)
+from tests.test_live_fencing import SPEC, run, settings, tlc_with
 
 
 @pytest.mark.parametrize("name, overrides, figures, violated", [
@@ -56,18 +46,6 @@ def test_the_setting_is_bounded_and_needs_the_codes_reading_without_failovers():
         make_model({"clean_shutdowns": 1, "semantics": "kip"})
     with pytest.raises(ValueError, match=needs):
         make_model({"clean_shutdowns": 1, "failovers": 1})
-
-
-def run(model, labels: list[str]):
-    """The states of the run taking the steps ``labels`` name, in order, from the first initial state."""
-    [state] = model.init_states()
-    states = [state]
-    for label in labels:
-        steps = {model.describe_action(a): t for a, t in model.successors(state)}
-        assert label in steps, (label, sorted(steps))
-        state = steps[label]
-        states.append(state)
-    return states
 
 
 def heartbeat(b: int, *flags: str) -> list[str]:
@@ -182,13 +160,7 @@ def test_an_unclean_shutdown_taken_as_clean_elects_a_replaced_disk():
     ("restart", {"MaxCleanShutdowns": "1", "KafkaVersion": '"4.4.0"'}, (203_845, 919_751, 38)),
 ])
 def test_tlc_finds_the_same_states(name, overrides, figures):
-    from kraftcheck.checker.tlc import run_tlc
-
-    cfg = (SPEC / f"{name}.cfg").read_text()
-    for constant, value in overrides.items():
-        cfg, changed = re.subn(rf"(?m)^(\s+{constant} = ).*$", lambda m: m.group(1) + value, cfg)
-        assert changed == 1, constant
-    theirs = run_tlc(SPEC / "KRaftJBOD.tla", cfg, check_deadlock=False, keep_going=True)
+    theirs = tlc_with(name, overrides)
     assert (theirs.distinct, theirs.generated, theirs.depth) == figures, theirs.output[-2000:]
 
 

@@ -8,7 +8,6 @@ import pytest
 
 import kraftcheck
 from kraftcheck.checker.cli import main
-from tests.test_cli import REPO
 
 
 def run(capsys, *argv):

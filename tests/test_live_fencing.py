@@ -103,14 +103,19 @@ def test_the_setting_is_bounded():
     ("restart", {"MaxSessionExpiries": "1", "Semantics": '"kip"'}, (45_065, 164_459, 38)),
 ])
 def test_tlc_finds_the_same_states(name, overrides, figures):
+    theirs = tlc_with(name, overrides)
+    assert (theirs.distinct, theirs.generated, theirs.depth) == figures, theirs.output[-2000:]
+
+
+def tlc_with(name: str, overrides: dict[str, str]):
+    """TLC on spec/NAME.cfg with some constants set otherwise, going on past violations."""
     from kraftcheck.checker.tlc import run_tlc
 
     cfg = (SPEC / f"{name}.cfg").read_text()
     for constant, value in overrides.items():
         cfg, changed = re.subn(rf"(?m)^(\s+{constant} = ).*$", lambda m: m.group(1) + value, cfg)
         assert changed == 1, constant
-    theirs = run_tlc(SPEC / "KRaftJBOD.tla", cfg, check_deadlock=False, keep_going=True)
-    assert (theirs.distinct, theirs.generated, theirs.depth) == figures, theirs.output[-2000:]
+    return run_tlc(SPEC / "KRaftJBOD.tla", cfg, check_deadlock=False, keep_going=True)
 
 
 @pytest.mark.slow

@@ -8,7 +8,6 @@ runs TLC again and checks that each capture still reads the same.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
