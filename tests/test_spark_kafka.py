@@ -34,7 +34,9 @@ def both(name: str, **settings):
     from kraftcheck.checker.spark import explore_spark
 
     config = load_config(str(REPO / "spec" / "configs" / f"{name}.toml"), overrides=[f"{k}={v}" for k, v in settings.items()])
-    options = {"check_deadlock": config.check.get("deadlock", True)}
+    # a config that goes on past its own findings (`continue`) holds its mutant's violation past them
+    options = {"check_deadlock": config.check.get("deadlock", True),
+               "stop_on_violation": not config.check.get("continue", False)}
     local = explore(build_model(config), **options)
     spark = explore_spark(config, master="local[2]", **options)
     assert_same(local, spark, build_model(config))
