@@ -9,7 +9,8 @@ from .state import (
     ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, BROKER_IMAGE, CLEAN_SHUTDOWNS, CLEAN_SHUTDOWN_EPOCH, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
     ACKED, FAILED_ACKED, FUTURE, HEALTHY, HIGH_WATERMARK, REPLICA_LOG, HEARTBEAT, HEARTBEAT_RESPONSE, INCARNATION, KNOWN_EPOCH, LEADER,
     GIVEN_UP, LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
-    REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, WANT_SHUTDOWN, bag_add, bag_remove, except_at,
+    REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, WANT_SHUTDOWN, LOST_BY_DISK, bag_add, bag_remove, except_at,
+    given_up_unless, holds,
 )
 from .uuids import LOST, MIGRATING, RESERVED, UNASSIGNED
 
@@ -67,14 +68,15 @@ class BrokerActions:
                 highWatermark=except_at(n[HIGH_WATERMARK], b,
                                         tuple(0 if p in emptied else hw for p, hw in enumerate(n[HIGH_WATERMARK][b]))),
             )
-            n = self._with(n, acked=tuple(self.surviving(n, p, entries) for p, entries in enumerate(n[ACKED])))
+            cause = (LOST_BY_DISK, b, n[INCARNATION][b])
+            n = self._with(n, acked=tuple(given_up_unless(entries, lambda e, p=p: self.on_some_replica(n, p, e), cause)
+                                          for p, entries in enumerate(n[ACKED])))
         return n
 
-    def surviving(self, s, p, entries) -> tuple:
-        """The acknowledged records of p that some replica's log still holds: a replaced disk that
-        took the last copy of a record gave it up (no protocol can keep what no disk holds)."""
-        logs = [s[REPLICA_LOG][b][p] for b in self.replicas[p]]
-        return tuple(entry for entry in entries if any(entry[0] < len(log) and log[entry[0]] == entry[1] for log in logs))
+    def on_some_replica(self, s, p, entry) -> bool:
+        """Some replica's log of p holds the acknowledged record: a replaced disk that took its
+        last copy gave it up (no protocol can keep what no disk holds)."""
+        return any(holds(s[REPLICA_LOG][r][p], entry) for r in self.replicas[p])
 
     def refuses_jbod(self, s) -> bool:
         """KIP-858: a broker with several log directories does not run below 3.7-IV2.  Kafka's

@@ -15,7 +15,7 @@ from __future__ import annotations
 from .state import (
     ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, FOLLOWER_END, HIGH_WATERMARK,
     ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH, NETWORK, NO_LEADER, PARTITION, PARTITION_EPOCH, PRODUCED,
-    REPLICA_LOG, RUNNING, STATUS, bag_add, bag_remove, except_at,
+    REPLICA_LOG, RUNNING, STATUS, KEPT, bag_add, bag_remove, except_at,
 )
 
 
@@ -91,7 +91,7 @@ class DataPlaneActions:
             return n
         n = self._with(n, highWatermark=except_at(n[HIGH_WATERMARK], b, except_at(n[HIGH_WATERMARK][b], p, target)))
         epoch = part[LEADER_EPOCH]
-        newly = {(o, epoch, b) for o in range(old, target) if log[o] == epoch}
+        newly = {(o, epoch, b, KEPT) for o in range(old, target) if log[o] == epoch}
         if not newly:
             return n
         acked = tuple(sorted(set(n[ACKED][p]) | newly))

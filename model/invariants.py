@@ -7,6 +7,7 @@ from .state import (
     ELECTED_BY_TOOL, TOOL, ACKED, ELR, LAST_KNOWN_ELR, RECOVERING, HIGH_WATERMARK, REPLICA_LOG, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
     LEADER_EPOCH, LOGS, METADATA_VERSION, MV_3_5, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, UNCOMMITTED, FAILOVERS_DONE, bag_remove,
+    KEPT, holds,
 )
 from .uuids import FIRST_REAL, RESERVED3, UNASSIGNED
 
@@ -173,30 +174,45 @@ class Invariants:
         return all(hw <= len(log) for hws, logs in zip(s[HIGH_WATERMARK], s[REPLICA_LOG]) for hw, log in zip(hws, logs))
 
     def CommittedRecordsSurvive(self, s) -> bool:
-        """Every record acknowledged to its producer (below its leader's high watermark, acks=all)
-        is in the log of every broker that acts as the partition's leader (running, named leader
-        by its metadata, its log readable): a clean election only ever picks a replica that holds
-        it, and followers truncate to what their leader holds.  Two things may give records up:
-        an election that declares itself unclean (those its new leader lacks), and a replaced
-        disk that took the last copy (BrokerStarts)."""
+        """Every record ever acknowledged to its producer (below its leader's high watermark,
+        acks=all) is in the log of every broker that acts as the partition's leader (running,
+        named leader by its metadata, its log readable): a clean election only ever picks a
+        replica that holds it, and followers truncate to what their leader holds.  A record an
+        election gave up, or a replaced disk took the last copy of, stays in the reference: it
+        is lost, and its entry names the loss (LossesDeclared checks that every loss is one)."""
+        return self._acting_leaders_hold(s, lambda e: True)
+
+    def LossesDeclared(self, s) -> bool:
+        """Every acknowledged record that a broker acting as the partition's leader lacks was
+        given up by a declared loss: an election that declares itself unclean (its new leader
+        RECOVERING) whose new leader lacked it, or a replaced disk that took its last copy.  Any
+        other way of losing a committed record is a bug; CommittedRecordsSurvive counts these
+        losses too."""
+        return self._acting_leaders_hold(s, lambda e: e[3] == KEPT)
+
+    def _acting_leaders_hold(self, s, judged) -> bool:
+        """Every broker acting as a partition's leader holds each acknowledged record ``judged`` picks."""
         if not s[ACKED]:
             return True
         for p, entries in enumerate(s[ACKED]):
+            entries = [e for e in entries if judged(e)]
             if not entries:
                 continue
             for b in self.replicas[p]:
                 if self.leading(s, b, p) is None:
                     continue
                 log = s[REPLICA_LOG][b][p]
-                if any(o >= len(log) or log[o] != e for o, e, _ in entries):
+                if not all(holds(log, e) for e in entries):
                     return False
         return True
 
     def IsrHoldsCommittedRecords(self, s) -> bool:
         """Every ISR member running as the incarnation the controller registered, its log
-        readable, holds every acknowledged record: the ISR is the set a clean election picks
-        from, so each member must hold what was committed (KIP-903: a member restarted without
-        its log must not be let back in on the strength of its old incarnation's fetches)."""
+        readable, holds every record ever acknowledged: the ISR is the set a clean election
+        picks from, so each member must hold what was committed (KIP-903: a member restarted
+        without its log must not be let back in on the strength of its old incarnation's
+        fetches).  A record lost to an unclean election or a replaced disk counts: the ISR that
+        election left lacks it."""
         if not s[ACKED]:
             return True
         for p, part in self._created(s):
@@ -207,7 +223,7 @@ class Invariants:
                 if s[REGISTERED_INCARNATION][r] != s[INCARNATION][r] or not self.replica_readable(s, r, p):
                     continue
                 log = s[REPLICA_LOG][r][p]
-                if any(o >= len(log) or log[o] != e for o, e, _ in entries):
+                if not all(holds(log, e) for e in entries):
                     return False
         return True
 
@@ -217,7 +233,7 @@ class Invariants:
         "multiple leaders in transition")."""
         for entries in s[ACKED]:
             leaders = {}
-            for _, epoch, b in entries:
+            for _, epoch, b, _ in entries:
                 if leaders.setdefault(epoch, b) != b:
                     return False
         return True
@@ -344,21 +360,18 @@ class Invariants:
         return m[1] == r and self.registered(s, r) and m[4] == s[BROKER_EPOCH][r]
 
     def RecoveryToolKeepsCommitted(self, s, action, t) -> bool:
-        """When the recovery tool elects, if some replica it heard from holds every acknowledged
-        record, the replica it designates holds them too (KIP-1275: the tool exists to pick the
-        replica that loses the least)."""
+        """When the recovery tool elects, the replica it designates holds every acknowledged
+        record that some replica it heard from holds (KIP-1275: the tool exists to pick the
+        replica that loses the least).  Every record ever acknowledged counts, those an earlier
+        election gave up too: a responder that still holds one has it to give back."""
         if action[0] != "ToolElectsLeader":
             return True
         p = action[1]
         if t[TOOL][1][p] != ELECTED_BY_TOOL:
             return True  # refused, or found online: nobody elected
-
-        def holds_every_acked(b):
-            log = s[REPLICA_LOG][b][p]
-            return all(offset < len(log) and log[offset] == epoch for offset, epoch, _ in s[ACKED][p])
-
-        heard = [b for b in self.replicas[p] if s[TOOL][0][p][b]]
-        return not any(holds_every_acked(b) for b in heard) or holds_every_acked(t[PARTITION][p][LEADER])
+        heard = [s[REPLICA_LOG][b][p] for b in self.replicas[p] if s[TOOL][0][p][b]]
+        chosen = s[REPLICA_LOG][t[PARTITION][p][LEADER]][p]
+        return all(holds(chosen, e) for e in s[ACKED][p] if any(holds(log, e) for log in heard))
 
     def LeaderEpochBumpedOnIsrShrink(self, s, action, t) -> bool:
         """Below metadata version 3.6-IV0 a partition change that takes a member out of the ISR

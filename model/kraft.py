@@ -32,7 +32,7 @@ from .state import (
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
     REGISTERED_INCARNATION, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, STATUS_NAMES, UNCOMMITTED,
-    dir_name,
+    describe_loss, dir_name,
 )
 from .uuids import FIRST_REAL, uuid_name
 
@@ -78,6 +78,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             "CommittedRecordsSurvive": self.CommittedRecordsSurvive,
             "OneLeaderCommitsPerEpoch": self.OneLeaderCommitsPerEpoch,
             "IsrHoldsCommittedRecords": self.IsrHoldsCommittedRecords,
+            "LossesDeclared": self.LossesDeclared,
             "IsrElrDisjoint": self.IsrElrDisjoint,
             "ElrOnlyBelowMinIsr": self.ElrOnlyBelowMinIsr,
         }
@@ -335,7 +336,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                  for epoch, start, ends, epochs in per]
                 for per in s[FOLLOWER_END]
             ],
-            "acked": [[{"offset": o, "leaderEpoch": e, "leader": b} for o, e, b in entries] for entries in s[ACKED]],
+            "acked": [[{"offset": o, "leaderEpoch": e, "leader": b, "lostBy": describe_loss(lost)} for o, e, b, lost in entries]
+                      for entries in s[ACKED]],
             "produced": s[PRODUCED],
             "tool": {
                 "answers": [[{"leaderEpoch": a[0], "logEndOffset": a[1]} if a else "none" for a in per]

@@ -238,6 +238,18 @@ def _replica_logs(now: _View, before: _View | None, b: int) -> str:
     return "".join(rows)
 
 
+def _loss_text(lost) -> str:
+    """An acknowledged record's fate: nothing when kept, else the declared loss that gave it up."""
+    if not isinstance(lost, dict):
+        return ""
+    election, disk = lost.get("election"), lost.get("replacedDisk")
+    if isinstance(election, dict):
+        return f' <FONT COLOR="{WRONG}">lost: b{_e(election.get("leader"))} elected unclean in e{_e(election.get("leaderEpoch"))}</FONT>'
+    if isinstance(disk, dict):
+        return f' <FONT COLOR="{WRONG}">lost: b{_e(disk.get("broker"))}\'s disk replaced</FONT>'
+    return ""
+
+
 def _lacks_acknowledged(now: _View, p: int, records: list) -> bool:
     """Some record acknowledged to its producer is not at its offset in ``records``."""
     for entry in now.at("acked", p) or []:
@@ -335,8 +347,8 @@ def _partitions(now: _View, before: _View | None) -> str:
 
         acked = (now.get("acked") or [])[p:p + 1]
         if acked and acked[0]:
-            offsets = ", ".join(f"{_e(e.get('offset'))} (e{_e(e.get('leaderEpoch'))})" for e in acked[0]
-                                if isinstance(e, dict))
+            offsets = ", ".join(f"{_e(e.get('offset'))} (e{_e(e.get('leaderEpoch'))}){_loss_text(e.get('lostBy'))}"
+                                for e in acked[0] if isinstance(e, dict))
             text += f'  <FONT POINT-SIZE="9">acknowledged: {offsets}</FONT>'
             changed = changed or _differs(now, before, "acked", p)
         text += _recovery_tool(now, p)

@@ -8,7 +8,8 @@ from .state import (
     METADATA_VERSION, METADATA_VERSION_NAMES, MV_3_5, dir_name, CONTROLLER_VARIABLES, FEATURE_LEVEL, NETWORK, UNCOMMITTED, bag_add,
     ACKED, REPLICA_LOG, BROKER_EPOCH, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER, RECOVERING, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
     ONLINE_DIRS, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, PARTITION_RECORD,
-    REGISTERED_INCARNATION, REGISTER_BROKER, AWAITED_HEARTBEATS, IN_CONTROLLED_SHUTDOWN, except_at,
+    REGISTERED_INCARNATION, REGISTER_BROKER, AWAITED_HEARTBEATS, IN_CONTROLLED_SHUTDOWN, LOST_BY_ELECTION, except_at,
+    given_up_unless, holds,
 )
 
 
@@ -205,8 +206,10 @@ class Records:
         """The ghost ``acked`` after a controller step from ``s`` to ``n``: an election that
         declares itself unclean (its record marks the new leader RECOVERING: an unclean, a
         last-known-leader or a designated election) gives up the acknowledged records its new
-        leader's log lacks; a clean election gives up nothing.  (With failovers the controller's
-        own state decides: an election the failover then drops has given them up all the same.)"""
+        leader's log lacks, and they stay in ``acked`` marked with that election (the new leader
+        and its leader epoch); a clean election gives up nothing.  (With failovers the
+        controller's own state decides: an election the failover then drops has given them up
+        all the same.)"""
         if not s[ACKED] or n[PARTITION] is s[PARTITION]:
             return n
         acked = list(n[ACKED])
@@ -214,7 +217,7 @@ class Records:
             if before is None or after[LEADER] in (NO_LEADER, before[LEADER]) or not after[RECOVERING]:
                 continue
             log = n[REPLICA_LOG][after[LEADER]][p]
-            acked[p] = tuple(e for e in acked[p] if e[0] < len(log) and log[e[0]] == e[1])
+            acked[p] = given_up_unless(acked[p], lambda e: holds(log, e), (LOST_BY_ELECTION, after[LEADER], after[LEADER_EPOCH]))
         return self._with(n, acked=tuple(acked))
 
     @staticmethod

@@ -45,8 +45,9 @@ VARIABLES = (
     "followerEnd",  # broker -> partition -> <<leaderEpoch, epochStartOffset, broker -> log end offset,
     # broker -> broker epoch of its last fetch>>: what the broker, as leader in that epoch, has learned
     # from its followers' fetches (in memory)
-    "acked",  # partition -> <<offset, leaderEpoch, leader>> of each record acknowledged to its producer
-    # (acks=all: committed), until an election that declares itself unclean gives it up
+    "acked",  # partition -> <<offset, leaderEpoch, leader, lostBy>> of every record ever acknowledged to its
+    # producer (acks=all: committed); lostBy: KEPT, or the declared loss that gave it up (LOST_BY_ELECTION or
+    # LOST_BY_DISK, see below)
     "produced",  # records produced so far
     # KIP-1275's recovery tool, when it runs (else () throughout):
     "tool",  # <<answers: partition -> broker -> <<leaderEpoch, logEndOffset>> or () (none yet),
@@ -123,6 +124,13 @@ STATUS_NAMES = ("OFF", "STARTING", "RUNNING")
 # acknowledged it (the broker keeps listing it until it restarts).
 HEALTHY, FAILED, FAILED_ACKED = 0, 1, 2
 DIR_STATE_NAMES = ("HEALTHY", "FAILED", "FAILED_ACKED")
+
+# The fate of an acknowledged record (the last field of an ``acked`` entry): kept, or given up by
+# a declared loss, which stays named for good: <<LOST_BY_ELECTION, new leader, its leader epoch>>
+# (an election that declares itself unclean, its new leader lacking the record) or
+# <<LOST_BY_DISK, broker, its new incarnation>> (a replaced disk that took the last copy).
+KEPT = ()
+LOST_BY_ELECTION, LOST_BY_DISK = "election", "disk"
 
 NONE = -1  # no slot, nothing queued
 # mutant assignment_not_retried: a queued assignment whose request or response was lost, which the
@@ -223,6 +231,27 @@ ACTIONS = (
     "ToolAsksReplicaLogInfo",
     "ToolElectsLeader",
 )
+
+
+def holds(log: tuple, entry: tuple) -> bool:
+    """The replica log ``log`` holds the acknowledged record ``entry``: its leader epoch at its offset."""
+    return entry[0] < len(log) and log[entry[0]] == entry[1]
+
+
+def given_up_unless(entries: tuple, kept, cause: tuple) -> tuple:
+    """``entries`` (a partition's ``acked``) with every record still kept for which ``kept(entry)``
+    is false marked as given up by ``cause``; a record lost before keeps its first cause."""
+    return tuple(e if e[3] != KEPT or kept(e) else e[:3] + (cause,) for e in entries)
+
+
+def describe_loss(lost: tuple):
+    """An ``acked`` entry's fate for people and traces: "kept", or the declared loss that gave it up."""
+    if lost == KEPT:
+        return "kept"
+    kind, b, number = lost
+    if kind == LOST_BY_ELECTION:
+        return {"election": {"leader": b, "leaderEpoch": number}}
+    return {"replacedDisk": {"broker": b, "incarnation": number}}
 
 
 def except_at(t: tuple, i: int, v) -> tuple:

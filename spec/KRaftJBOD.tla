@@ -145,7 +145,8 @@ VARIABLES
     replicaLog,     \* broker -> partition -> the leader epoch of each record of its log (offset k-1 at k)
     highWatermark,  \* broker -> partition -> its replica's high watermark (checkpointed)
     followerEnd,    \* broker -> partition -> [leaderEpoch, start, ends, fetchEpochs]: what it learned as leader (in memory)
-    acked,          \* partition -> <<offset, leaderEpoch, leader>> of each record acknowledged (committed)
+    acked,          \* partition -> <<offset, leaderEpoch, leader, lostBy>> of every record ever acknowledged
+                    \* (committed); lostBy: Kept, or the declared loss that gave it up (LostBy* below)
     produced,       \* records produced so far
     \* KIP-1275's recovery tool, when it runs (else <<>> throughout):
     tool,           \* [answers: p -> b -> <<leaderEpoch, logEndOffset>> or <<>>, outcome: p -> "RUNNING" |
@@ -493,18 +494,31 @@ RestartsUsed == SumOver([b \in Brokers |-> IF incarnation[b] > 1 THEN incarnatio
 \* unknown broker epoch, which AlterPartition's check skips).
 NoFollowerState == [leaderEpoch |-> -1, start |-> 0, ends |-> [r \in Brokers |-> -1],
                     fetchEpochs |-> [r \in Brokers |-> -1]]
-\* A log holds the acknowledged record e = <<offset, leaderEpoch, leader>>.
+\* A log holds the acknowledged record e = <<offset, leaderEpoch, leader, lostBy>>.
 Holds(log, e) == Len(log) > e[1] /\ log[e[1] + 1] = e[2]
+
+\* An acknowledged record's fate: kept, or given up by a declared loss, named for good: an
+\* election that declares itself unclean (its new leader and leader epoch), or a replaced disk
+\* that took the last copy (the broker and its new incarnation).
+Kept == <<>>
+LostByElection(b, epoch) == <<"election", b, epoch>>
+LostByDisk(b, inc) == <<"disk", b, inc>>
+\* `entries` (a partition's `acked`) with every record still kept that no log of `holders`
+\* holds marked as given up by `cause`; a record lost before keeps its first cause.
+GivenUpUnless(entries, holders, cause) ==
+    {IF e[4] # Kept \/ \E log \in holders : Holds(log, e) THEN e ELSE <<e[1], e[2], e[3], cause>> : e \in entries}
 
 \* The ghost `acked` after a controller step: an election that declares itself unclean (its new
 \* leader RECOVERING: an unclean, a last-known-leader or a designated election) gives up the
-\* acknowledged records its new leader's log lacks; a clean election gives up nothing.
+\* acknowledged records its new leader's log lacks, which stay marked with that election; a
+\* clean election gives up nothing.
 GiveUp ==
     acked' = IF ~DataPlane THEN acked
              ELSE [p \in Partitions |->
                      IF partition[p] # NoPartition /\ partition'[p].leader \notin {NoLeader, partition[p].leader}
                         /\ partition'[p].recovering
-                     THEN {e \in acked[p] : Holds(replicaLog[partition'[p].leader][p], e)}
+                     THEN GivenUpUnless(acked[p], {replicaLog[partition'[p].leader][p]},
+                                        LostByElection(partition'[p].leader, partition'[p].leaderEpoch))
                      ELSE acked[p]]
 
 \* A broker process stops: in-memory queues, epoch and its shutdown request are gone; logs,
@@ -615,7 +629,8 @@ BrokerStarts(b) ==
                  THEN /\ replicaLog' = newLog
                       /\ highWatermark' = [highWatermark EXCEPT ![b] = [p \in Partitions |->
                                              IF p \in emptied THEN 0 ELSE highWatermark[b][p]]]
-                      /\ acked' = [p \in Partitions |-> {e \in acked[p] : \E r \in ReplicaSet(p) : Holds(newLog[r][p], e)}]
+                      /\ acked' = [p \in Partitions |-> GivenUpUnless(acked[p], {newLog[r][p] : r \in ReplicaSet(p)},
+                                                                      LostByDisk(b, incarnation[b] + 1))]
                  ELSE UNCHANGED <<replicaLog, highWatermark, acked>>
            /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted, sessionsExpired,
                           followerEnd, produced, tool, session, shutdownVars>>
@@ -1464,7 +1479,7 @@ NewHw(old, target) == IF target > old THEN target ELSE old
 \* has min.insync.replicas members (checkEnoughReplicasReachOffset).
 NewlyAcked(b, part, log, old, target) ==
     IF target <= old \/ Cardinality(part.isr) < MinIsr THEN {}
-    ELSE {<<o, part.leaderEpoch, b>> : o \in {o \in old .. target - 1 : log[o + 1] = part.leaderEpoch}}
+    ELSE {<<o, part.leaderEpoch, b, Kept>> : o \in {o \in old .. target - 1 : log[o + 1] = part.leaderEpoch}}
 \* Replica b can fetch p from leader l in leader epoch le.
 FetchingFrom(b, p, l, le) ==
     /\ b \in ReplicaSet(p)
@@ -1781,19 +1796,24 @@ Created == {p \in Partitions : partition[p] # NoPartition}
 HighWatermarkWithinLog ==
     DataPlane => \A b \in Brokers, p \in Partitions : highWatermark[b][p] <= Len(replicaLog[b][p])
 
-\* Every acknowledged record is in the log of every broker that acts as the partition's leader
-\* (only an election declaring itself unclean, or a replaced disk taking the last copy, gives
-\* records up).
+\* Every record ever acknowledged is in the log of every broker that acts as the partition's
+\* leader: one an election gave up, or a replaced disk took the last copy of, counts as lost.
 CommittedRecordsSurvive ==
     DataPlane => \A p \in Partitions : \A b \in ReplicaSet(p) :
         Leads(b, p) => \A e \in acked[p] : Holds(replicaLog[b][p], e)
+
+\* Every acknowledged record a broker acting as the partition's leader lacks was given up by a
+\* declared loss (an election declaring itself unclean, or a replaced disk taking the last copy).
+LossesDeclared ==
+    DataPlane => \A p \in Partitions : \A b \in ReplicaSet(p) :
+        Leads(b, p) => \A e \in acked[p] : e[4] = Kept => Holds(replicaLog[b][p], e)
 
 \* The records acknowledged in a leader epoch were all acknowledged by one broker.
 OneLeaderCommitsPerEpoch ==
     DataPlane => \A p \in Partitions : \A e, f \in acked[p] : e[2] = f[2] => e[3] = f[3]
 
 \* Every ISR member running as the incarnation the controller registered, its log readable,
-\* holds every acknowledged record (a clean election picks from the ISR; KIP-903).
+\* holds every record ever acknowledged (a clean election picks from the ISR; KIP-903).
 IsrHoldsCommittedRecords ==
     DataPlane =>
         \A p \in Created : \A r \in partition[p].isr :
@@ -2038,14 +2058,15 @@ LeaderEpochBumpedOnIsrShrink ==
 BrokerEpochOnlyForNewIncarnation ==
     \A b \in Brokers : brokerEpoch'[b] # brokerEpoch[b] => registeredIncarnation'[b] # registeredIncarnation[b]
 
-\* When the recovery tool elects, if some replica it heard from holds every acknowledged record,
-\* the replica it designates holds them too (KIP-1275: the tool is to lose as little as possible).
-HoldsEveryAcked(b, p) == \A e \in acked[p] : Holds(replicaLog[b][p], e)
+\* When the recovery tool elects, the replica it designates holds every acknowledged record that
+\* some replica it heard from holds, those an earlier election gave up too (KIP-1275: the tool is
+\* to lose as little as possible).
 RecoveryToolKeepsCommitted ==
     ToolOn =>
         \A p \in Partitions :
-            (tool.outcome[p] = "RUNNING" /\ tool'.outcome[p] = "ELECTED" /\ \E b \in Answered(p) : HoldsEveryAcked(b, p))
-                => HoldsEveryAcked(partition'[p].leader, p)
+            (tool.outcome[p] = "RUNNING" /\ tool'.outcome[p] = "ELECTED")
+                => \A e \in acked[p] : (\E b \in Answered(p) : Holds(replicaLog[b][p], e))
+                                        => Holds(replicaLog[partition'[p].leader][p], e)
 
 StaleEpochChangesNothingProp == [][StaleEpochChangesNothing]_vars
 EpochsNeverDecreaseProp == [][EpochsNeverDecrease]_vars

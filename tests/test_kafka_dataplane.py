@@ -13,6 +13,7 @@ import pytest
 
 from kraftcheck.model import make_model
 from kraftcheck.model.state import (
+    KEPT,
     ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, BROKER_EPOCH, FENCED, FOLLOWER_END, HIGH_WATERMARK, ISR,
     HEARTBEAT, LEADER, LEADER_EPOCH, NETWORK, PARTITION, PARTITION_EPOCH, PRODUCED, REGISTER, REGISTER_RESPONSE, REPLICA_LOG,
 )
@@ -59,7 +60,7 @@ def test_a_record_is_acknowledged_once_every_isr_member_has_it():
     state = step(model, state, "FollowerFetches", 1, 0)
     assert state[REPLICA_LOG][1][0] == (0,)
     assert state[HIGH_WATERMARK] == ((1,), (1,))
-    assert state[ACKED][0] == ((0, 0, 0),)  # offset 0, leader epoch 0, acknowledged by b0
+    assert state[ACKED][0] == ((0, 0, 0, KEPT),)  # offset 0, leader epoch 0, acknowledged by b0, kept
     assert state[FOLLOWER_END][0][0] == (0, 0, (-1, 1), (-1, 1))  # b1: offset 1, fetched with broker epoch 1
     check_invariants(model, state)
 
@@ -78,7 +79,7 @@ def test_a_follower_that_stops_fetching_is_shrunk_out_and_the_high_watermark_mov
     assert state[PARTITION][0][:2] == (0, (0,)) and state[PARTITION][0][3:5] == (0, 1)
     assert state[HIGH_WATERMARK][0][0] == 0  # still pending: the maximal ISR is [0, 1]
     state = deliver(model, state, ALTER_PARTITION_RESPONSE, 0)
-    assert state[HIGH_WATERMARK][0][0] == 1 and state[ACKED][0] == ((0, 0, 0),)
+    assert state[HIGH_WATERMARK][0][0] == 1 and state[ACKED][0] == ((0, 0, 0, KEPT),)
     check_invariants(model, state)
 
 
@@ -99,7 +100,7 @@ def test_a_follower_truncates_to_the_new_leader():
     state = step(model, state, "ControllerFencesExpiredBroker", 0)
     assert state[PARTITION][0][:2] == (1, (1,)) and state[PARTITION][0][LEADER_EPOCH] == 1
     state = step(model, state, "LeaderAppendsRecord", 1, 0)
-    assert state[ACKED][0] == ((0, 1, 1),)
+    assert state[ACKED][0] == ((0, 1, 1, KEPT),)
     state = step(model, state, "BrokerStarts", 0, ())
     state = step(model, state, "BrokerSendsRegistration", 0)
     state = deliver(model, state, REGISTER, 0)

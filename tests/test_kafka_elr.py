@@ -10,6 +10,7 @@ each states the record Kafka's test expects.
 from __future__ import annotations
 
 from kraftcheck.model.state import (
+    KEPT, LOST_BY_ELECTION,
     ACKED, ALTER_PARTITION_RESPONSE, DIRS, ELR, FENCED, HIGH_WATERMARK, ISR, LAST_KNOWN_ELR, LEADER, LEADER_EPOCH,
     NO_LEADER_CHANGE, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, RECOVERING, except_at,
 )
@@ -109,19 +110,24 @@ def test_an_unclean_election_takes_any_acceptable_replica_alone_and_recovering()
 def test_the_admins_unclean_election_and_its_knowing_loss():
     """kafka-leader-election --election-type unclean: broker 0 acknowledged a record alone (ISR
     [0]) and is fenced; the admin elects broker 1, which lacks it: the record is given up, and
-    CommittedRecordsSurvive holds."""
+    stays in the reference marked with that election (broker 1, leader epoch 2).  It counts as
+    lost (CommittedRecordsSurvive and IsrHoldsCommittedRecords break), and the loss is a declared
+    one (LossesDeclared holds)."""
     model, state = cluster(unclean_election="admin")
     state = with_partition(model, state, 0, (0,))
     state = step(model, state, "LeaderAppendsRecord", 0, 0)
-    assert state[ACKED][0] == ((0, 0, 0),)
+    assert state[ACKED][0] == ((0, 0, 0, KEPT),)
     state = step(model, state, "BrokerCrashes", 0)
     state = step(model, state, "ControllerFencesExpiredBroker", 0)
     assert state[PARTITION][0][LEADER] == -1
     state = step(model, state, "AdminElectsUncleanLeader", 0)
     part = state[PARTITION][0]
     assert (part[LEADER], part[ISR], part[RECOVERING]) == (1, (1,), True)
-    assert state[ACKED][0] == ()
-    check_invariants(model, state)
+    assert state[ACKED][0] == ((0, 0, 0, (LOST_BY_ELECTION, 1, 2)),)
+    assert model.describe(state)["acked"] == [[
+        {"offset": 0, "leaderEpoch": 0, "leader": 0, "lostBy": {"election": {"leader": 1, "leaderEpoch": 2}}}]]
+    broken = sorted(name for name, holds in model.invariants.items() if not holds(state))
+    assert broken == ["CommittedRecordsSurvive", "IsrHoldsCommittedRecords"]
 
 
 def test_alter_partition_refuses_a_recovering_isr_of_two_and_a_return_to_recovering():

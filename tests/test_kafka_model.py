@@ -104,7 +104,7 @@ def test_model_declares_its_parts():
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
         "ElectedWhenPossible", "FailedMoveReverted", "AcknowledgedFailureLeadsNothing", "ControllerStateIsReplayedLog",
-        "HighWatermarkWithinLog", "CommittedRecordsSurvive", "OneLeaderCommitsPerEpoch", "IsrHoldsCommittedRecords",
+        "HighWatermarkWithinLog", "CommittedRecordsSurvive", "OneLeaderCommitsPerEpoch", "IsrHoldsCommittedRecords", "LossesDeclared",
         "IsrElrDisjoint", "ElrOnlyBelowMinIsr",
     }
     assert set(model.action_invariants) == {
@@ -163,7 +163,6 @@ COUNTS = {
     "failover": (29680, 36),
     "lag": (202971, 51),
     "dataplane": (11080, 37),
-    "unclean": (9885, 36),
     "rejoin": (30744, 44),
     "livefencing": (51629, 48),
     "isrshrink": (7268, 34),
@@ -178,9 +177,9 @@ def test_every_config_has_a_recorded_count():
     # 10: tests/test_kafka_recovery.py; disklost44 and elr40, Kafka releases' rules:
     # tests/test_kafka_releases.py; lossyprogress and uncleanprogress, the progress properties:
     # tests/test_progress.py; cleanshutdown and elr44, finding 8 with Kafka 4.4.0's rules:
-    # tests/test_clean_shutdown.py
+    # tests/test_clean_shutdown.py; unclean, its election's declared loss: tests/test_kafka_unclean.py
     assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
-                          "uncleantopic", "recovery", "disklost44", "elr40", "lossyprogress",
+                          "unclean", "uncleantopic", "recovery", "disklost44", "elr40", "lossyprogress",
                           "uncleanprogress", "cleanshutdown", "elr44"} == set(CONFIGS)
 
 
