@@ -16,7 +16,7 @@ from kraftcheck.model.state import (
 )
 
 from .test_kafka_dataplane import alter_partition, cluster
-from .test_kafka_scenarios import check_invariants, deliver, step
+from .test_kafka_scenarios import deliver, step
 
 ELR_ON = {"elr": True, "min_isr": 2}
 

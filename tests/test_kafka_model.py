@@ -221,7 +221,7 @@ CAUGHT = {
     "alter_partition_stale_broker_epoch": ("rejoin", "IsrJoinsFromCurrentIncarnation", 24),
     "fenced_replica_joins_isr": ("livefencing", "IsrJoinsOnlyUnfenced", 20),
     "clean_shutdown_undetected": ("cleanshutdown", "ElrLeftOnlyForCause", 21),
-    "unclean_shutdown_kept_in_elr": ("elr44", "CommittedRecordsSurvive", 30),
+    "unclean_shutdown_kept_in_elr": ("elr44", "LossesDeclared", 30),
     "unclean_not_recovering": ("unclean", "CleanLeaderFromIsrOrElr", 17),
     "no_leader_epoch_bump_on_isr_shrink": ("isrshrink", "LeaderEpochBumpedOnIsrShrink", 16),
 }
