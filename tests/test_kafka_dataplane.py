@@ -13,7 +13,7 @@ import pytest
 
 from kraftcheck.model import make_model
 from kraftcheck.model.state import (
-    KEPT,
+    KEPT, LOST_BY_DISK, LOST_BY_ELECTION, describe_loss, given_up_unless, holds,
     ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, BROKER_EPOCH, FENCED, FOLLOWER_END, HIGH_WATERMARK, ISR,
     HEARTBEAT, LEADER, LEADER_EPOCH, NETWORK, PARTITION, PARTITION_EPOCH, PRODUCED, REGISTER, REGISTER_RESPONSE, REPLICA_LOG,
 )
@@ -224,3 +224,15 @@ def test_the_picture_marks_a_leader_without_the_acknowledged_records():
     drawn = model.picture(described)
     assert "p0 log [empty]  end 0, hw 1; as leader in e0 heard b1 at 1 (epoch 1), leader without acknowledged records" in drawn
     assert "leader without" not in model.picture(model.describe(state))
+
+
+def test_a_record_lost_keeps_the_loss_that_first_gave_it_up():
+    """The reference forgets nothing: a record given up is marked with its loss, and a later
+    loss (here a replaced disk) neither unmarks nor renames it; a record some log holds stays kept."""
+    entries = ((0, 0, 0, KEPT), (1, 0, 0, KEPT))
+    lost = given_up_unless(entries, lambda e: holds((0,), e), (LOST_BY_ELECTION, 1, 2))
+    assert lost == ((0, 0, 0, KEPT), (1, 0, 0, (LOST_BY_ELECTION, 1, 2)))
+    assert given_up_unless(lost, lambda e: False, (LOST_BY_DISK, 0, 3)) == (
+        (0, 0, 0, (LOST_BY_DISK, 0, 3)), (1, 0, 0, (LOST_BY_ELECTION, 1, 2)))
+    assert describe_loss((LOST_BY_DISK, 0, 3)) == {"replacedDisk": {"broker": 0, "incarnation": 3}}
+    assert describe_loss(KEPT) == "kept"

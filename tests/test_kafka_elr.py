@@ -128,6 +128,9 @@ def test_the_admins_unclean_election_and_its_knowing_loss():
         {"offset": 0, "leaderEpoch": 0, "leader": 0, "lostBy": {"election": {"leader": 1, "leaderEpoch": 2}}}]]
     broken = sorted(name for name, holds in model.invariants.items() if not holds(state))
     assert broken == ["CommittedRecordsSurvive", "IsrHoldsCommittedRecords"]
+    # the picture names the election that lost it
+    assert "acknowledged: 0 (e0) " in model.picture(model.describe(state))
+    assert "lost: b1 elected unclean in e2" in model.picture(model.describe(state))
 
 
 def test_alter_partition_refuses_a_recovering_isr_of_two_and_a_return_to_recovering():
