@@ -249,7 +249,9 @@ def _hunt(args, name: str, description: str, configs: list[CheckConfig], baselin
         if outcome.error is not None:
             outcome.error_config = config.source
             break
-        own = [cx for cx in found if not also_without_mutant(baseline, cx)]
+        # shortest first: a config that goes on past its violations (``continue``) finds them in
+        # the order of its properties, and the mutant's shortest trace is the one to report
+        own = sorted((cx for cx in found if not also_without_mutant(baseline, cx)), key=lambda cx: cx.length)
         if own:
             outcome.config, outcome.counterexample = config, own[0]
             outcome.violated = sorted({cx.name for cx in own}, key=[cx.name for cx in own].index)
