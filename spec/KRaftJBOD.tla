@@ -175,7 +175,7 @@ vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
 dataKept == <<replicaLog, highWatermark, acked, produced>>
 dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced>>
 brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage, dataVars>>
-\* What a controller step leaves alone: all but `acked`, which an unclean election gives up from.
+\* What a controller step leaves alone: all but `acked`, in which an unclean election marks what it gives up.
 brokerVarsButAcked == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
                         replicaLog, highWatermark, followerEnd, produced>>
 logVars == <<committedImage, uncommitted, failoversDone>>
