@@ -10,7 +10,7 @@ each states the record Kafka's test expects.
 from __future__ import annotations
 
 from kraftcheck.model.state import (
-    KEPT, LOST_BY_ELECTION,
+    KEPT, LOST_BY_DISK, LOST_BY_ELECTION,
     ACKED, ALTER_PARTITION_RESPONSE, DIRS, ELR, FENCED, HIGH_WATERMARK, ISR, LAST_KNOWN_ELR, LEADER, LEADER_EPOCH,
     NO_LEADER_CHANGE, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, RECOVERING, except_at,
 )
@@ -131,6 +131,8 @@ def test_the_admins_unclean_election_and_its_knowing_loss():
     # the picture names the election that lost it
     assert "acknowledged: 0 (e0) " in model.picture(model.describe(state))
     assert "lost: b1 elected unclean in e2" in model.picture(model.describe(state))
+    disk = model._with(state, acked=((((0, 0, 0, (LOST_BY_DISK, 0, 3)),)),))
+    assert "lost: b0's disk replaced" in model.picture(model.describe(disk))
 
 
 def test_alter_partition_refuses_a_recovering_isr_of_two_and_a_return_to_recovering():
