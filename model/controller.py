@@ -587,7 +587,7 @@ class ControllerHandlers:
         n = self.with_controller_image(s, image)
         if self.rules.sessions_by_epoch:
             # ClusterControlManager.activate: a session for every registered broker (4.0.x), or
-            # every unfenced one (4.1.0 and later)
+            # every unfenced one (4.1.0 and later); the mutant: none (KAFKA-18138)
             n = self._with(n, session=tuple(self.registered(n, b) and (self.rules.failover_sessions_for_fenced or not n[FENCED][b])
-                                             for b in self.brokers))
+                                             and self.mutant != "failover_without_sessions" for b in self.brokers))
         return self._with(n, committedImage=image, uncommitted=(), failoversDone=s[FAILOVERS_DONE] + 1)

@@ -61,6 +61,10 @@ MUTANTS = {
     "periodic unclean election: a leaderless partition gets an unclean leader only from the election of the "
     "fencing, unfencing or registration that left it leaderless, never later (liveness only: "
     "LeaderlessPartitionElected)",
+    "failover_without_sessions": "with a release's heartbeat sessions (kafka_version), a controller taking over "
+    "gives no broker a session (ClusterControlManager.activate registers the brokers but records no contact time): "
+    "a broker that dies as the controller fails over, before its next heartbeat, is never fenced (KAFKA-18138; "
+    "liveness only: DeadBrokerFenced)",
     "no_leader_epoch_bump_on_isr_shrink": "below metadata version 3.6-IV0, an ISR shrink keeps the leader epoch, "
     "which the brokers' replica manager of those versions needs bumped (KAFKA-15021)",
 }
@@ -68,7 +72,7 @@ MUTANTS = {
 
 #: The mutants that break only progress properties: the liveness phase catches them (with the model
 #: setting ``progress``), the search for invariant violations and simulation do not.
-LIVENESS_MUTANTS = ("assignment_not_retried", "unclean_election_not_retried")
+LIVENESS_MUTANTS = ("assignment_not_retried", "unclean_election_not_retried", "failover_without_sessions")
 
 #: The shipped config (spec/configs/NAME.toml) that catches each mutant first, as spec/README.md's
 #: mutant table says; ``kraftcheck list`` shows it and tests/test_mutants.py holds it to the table.
@@ -103,4 +107,5 @@ CAUGHT_AT = {
     "replay_ignores_log_dirs": "failoverjbod",
     "assignment_not_retried": "lossyprogress",
     "unclean_election_not_retried": "uncleanprogress",
+    "failover_without_sessions": "failoverprogress",
 }

@@ -95,6 +95,7 @@ class Progress:
             "LeaderlessPartitionElected": lasts_not(self.LeaderlessWithCandidate, "LeaderlessWithCandidate",
                                                     self.partitions),
             "ReportedFailureSettled": lasts_not(self.FailureUnacknowledged, "FailureUnacknowledged", self.brokers),
+            "DeadBrokerFenced": lasts_not(self.DeadButUnfenced, "DeadButUnfenced", self.brokers),
         }
 
     def progress_fairness(self) -> list:
@@ -121,6 +122,11 @@ class Progress:
     def ReportedFailureSettled(self):
         """A directory failure a running broker has noticed is eventually acknowledged by the
         controller, or the broker shuts down (log.dir.failure.timeout.ms)."""
+
+    def DeadBrokerFenced(self):
+        """A registered incarnation that the controller holds unfenced but that no longer runs (it
+        crashed, or shut down) is eventually fenced, or a new incarnation registers: its heartbeat
+        session expires, also when it died as another controller took over (KAFKA-18138)."""
 
     # The stuck situations, one per property.
     def LeadsFromFailedDir(self, s, p) -> bool:
@@ -149,6 +155,9 @@ class Progress:
             candidates = self.replicas[p]
         return any(self.registered(s, r) and not s[FENCED][r]
                    and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)) for r in candidates)
+
+    def DeadButUnfenced(self, s, b) -> bool:
+        return self.registered(s, b) and not s[FENCED][b] and not self.alive(s, b)
 
     def FailureUnacknowledged(self, s, b) -> bool:
         return s[STATUS][b] == RUNNING and FAILED in s[DIR_STATE][b]

@@ -1424,9 +1424,10 @@ ControllerFailsOver(kept) ==
     /\ uncommitted' = <<>>
     /\ failoversDone' = failoversDone + 1
     \* ClusterControlManager.activate: a session for every registered broker (4.0.x), or every
-    \* unfenced one (4.1.0 and later)
+    \* unfenced one (4.1.0 and later); the mutant: none (KAFKA-18138)
     /\ session' = IF SessionsByEpoch
-                  THEN [b \in Brokers |-> img.brokerEpoch[b] > 0 /\ (FailoverSessionsForFenced \/ ~img.fenced[b])]
+                  THEN [b \in Brokers |-> img.brokerEpoch[b] > 0 /\ (FailoverSessionsForFenced \/ ~img.fenced[b])
+                                          /\ Mutant # "failover_without_sessions"]
                   ELSE session
     /\ UNCHANGED <<brokerVars, network, counters, tool, shutdownVars>>
 
@@ -2101,11 +2102,14 @@ LeaderlessWithCandidate(p) ==
                 ELSE IF partition[p].isr # {} \/ ~ElrEnabled THEN partition[p].isr ELSE partition[p].elr :
            Registered(r) /\ ~fenced[r] /\ DirOnlineInMetadata(r, partition[p].dirs[r])
 FailureUnacknowledged(b) == brokerStatus[b] = "RUNNING" /\ \E i \in Slots : dirState[b][i] = "FAILED"
+\* A registered incarnation the controller holds unfenced that no longer runs.
+DeadButUnfenced(b) == Registered(b) /\ ~fenced[b] /\ ~Alive(b)
 
 FailedDirLeadershipsMove == \A p \in Partitions : LeadsFromFailedDir(p) ~> ~LeadsFromFailedDir(p)
 RunningBrokerUnfenced == \A b \in Brokers : RunningButFenced(b) ~> ~RunningButFenced(b)
 AssignmentSettled == \A b \in Brokers, p \in Partitions : AssignmentPending(b, p) ~> ~AssignmentPending(b, p)
 LeaderlessPartitionElected == \A p \in Partitions : LeaderlessWithCandidate(p) ~> ~LeaderlessWithCandidate(p)
 ReportedFailureSettled == \A b \in Brokers : FailureUnacknowledged(b) ~> ~FailureUnacknowledged(b)
+DeadBrokerFenced == \A b \in Brokers : DeadButUnfenced(b) ~> ~DeadButUnfenced(b)
 
 =============================================================================

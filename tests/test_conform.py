@@ -194,6 +194,38 @@ def test_mutant_trace_diverges_at_the_mutant_step(harness, mutant):
     assert divergence.step == mutant_step, "\n".join(divergence.report())
 
 
+def test_a_broker_that_dies_as_the_controller_fails_over_is_fenced_by_kafkas_controller(harness):
+    """KAFKA-18138, a liveness mutant: with ``failover_without_sessions`` the controller that
+    takes over gives no broker a heartbeat session, so broker 0, dead between its last heartbeat
+    and the failover, stays unfenced for ever (a 10-state lasso).  The same steps in the correct
+    model keep broker 0's session, and the session check then fences it; Kafka's controllers
+    take every one of those steps the same way, the fencing included (ClusterControlManager.activate
+    records a contact time for every unfenced broker), while the mutant has no such step."""
+    import kraftcheck
+
+    version = harness.kafka_version
+    result = kraftcheck.check(str(REPO / "spec" / "configs" / "failoverprogress.toml"),
+                              mutant="failover_without_sessions", kafka_version=version)
+    assert [(v.name, v.kind, v.length, v.loop) for v in result.violations] == [("DeadBrokerFenced", "temporal", 10, 9)]
+    lasso = result.violations[0].trace
+    assert [action[0] for action, _ in lasso[1:]] == [
+        "BrokerStarts", "BrokerSendsRegistration", "ControllerHandlesRegistration", "ControllerCommits",
+        "BrokerReceivesRegistrationResponse", "BrokerSendsHeartbeat", "BrokerCrashes", "ControllerHandlesHeartbeat",
+        "ControllerFailsOver"]
+    settings = dict(config("failoverprogress"), kafka_version=version)
+    correct, mutated = make_model(settings), make_model(dict(settings, mutant="failover_without_sessions"))
+    steps, state = [], lasso[0][1]
+    for action, _ in lasso[1:]:
+        state = next(post for taken, post in correct.successors(state) if taken == action)
+        steps.append((action, state))
+    fence = ("ControllerFencesExpiredBroker", 0)
+    steps.append((fence, next(post for taken, post in correct.successors(state) if taken == fence)))
+    assert fence not in {taken for taken, _ in mutated.successors(lasso[-1][1])}
+    report = conform_all([Source("KAFKA-18138", correct, lasso[0][1], steps)], harness)
+    assert report.divergence is None, "\n".join(report.divergence[1].report())
+    assert (report.controller_steps, report.by_action["ControllerFencesExpiredBroker"]) == (4, 1)
+
+
 # ---------------------------------------------------------------------------------------------
 # Random walks at every shipped config, the code's reading
 # ---------------------------------------------------------------------------------------------

@@ -175,12 +175,12 @@ def test_every_config_has_a_recorded_count():
     # disklost, finding 7, and elr, findings 8 and 9: tests/test_kafka_findings.py; uncleantopic
     # (findings 3, 5 and 7 with unclean elections): tests/test_kafka_unclean.py; recovery, finding
     # 10: tests/test_kafka_recovery.py; disklost44 and elr40, Kafka releases' rules:
-    # tests/test_kafka_releases.py; lossyprogress and uncleanprogress, the progress properties:
+    # tests/test_kafka_releases.py; lossyprogress, uncleanprogress and failoverprogress, the progress properties:
     # tests/test_progress.py; cleanshutdown and elr44, finding 8 with Kafka 4.4.0's rules:
     # tests/test_clean_shutdown.py; unclean, its election's declared loss: tests/test_kafka_unclean.py
     assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
                           "unclean", "uncleantopic", "recovery", "disklost44", "elr40", "lossyprogress",
-                          "uncleanprogress", "cleanshutdown", "elr44"} == set(CONFIGS)
+                          "uncleanprogress", "failoverprogress", "cleanshutdown", "elr44"} == set(CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTS))

@@ -1,7 +1,7 @@
 """Real TLC agrees with kraftcheck on the progress properties, property by property.
 
 TLC 2.15 checks ``FairSpec`` (``Spec /\\ ProgressFairness`` in ``spec/KRaftJBOD.tla``) with
-the five progress properties on ``spec/NAME.cfg``'s bounds, and kraftcheck runs its liveness
+the six progress properties on ``spec/NAME.cfg``'s bounds, and kraftcheck runs its liveness
 phase on ``spec/configs/NAME.toml`` with ``progress = true``.  TLC names no property when
 temporal properties are violated, so each property kraftcheck finds violated gets a TLC run of
 its own, which must end in a temporal violation (exit 13), and the properties kraftcheck finds
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 SPEC = Path(importlib.resources.files("kraftcheck.spec"))
 PROPERTIES = ("FailedDirLeadershipsMove", "RunningBrokerUnfenced", "AssignmentSettled", "LeaderlessPartitionElected",
-              "ReportedFailureSettled")
+              "ReportedFailureSettled", "DeadBrokerFenced")
 #: the model settings a case changes, and the TLA+ constants that mirror them
 CONSTANTS = {"brokers": "NumBrokers", "replication_factor": "ReplicationFactor", "restarts": "MaxRestarts",
              "dir_failures": "MaxDirFailures", "semantics": "Semantics", "mutant": "Mutant"}
@@ -68,6 +68,11 @@ def tlc_config(name: str, settings: dict, properties) -> str:
     ("heartbeat", {"restarts": 1, "dir_failures": 0}, {"RunningBrokerUnfenced"}, 1_005),
     # the KIP's reading keeps a restarted broker fenced for ever (spec/README.md, "Progress")
     ("uuids", {"brokers": 1, "replication_factor": 1}, {"RunningBrokerUnfenced"}, 2_843),
+    # Kafka 4.4.0's failover, one broker: the next controller fences the broker that died
+    ("failoverprogress", {"brokers": 1, "replication_factor": 1}, set(), 364),
+    # ... unless it gives no broker a session when it takes over (KAFKA-18138, a liveness mutant)
+    ("failoverprogress", {"brokers": 1, "replication_factor": 1, "mutant": "failover_without_sessions"},
+     {"DeadBrokerFenced"}, 404),
 ])
 def test_tlc_gives_each_progress_property_kraftchecks_verdict(name, settings, violated, states):
     ours = kraftcheck.check(str(SPEC / "configs" / f"{name}.toml"), keep_going=True, progress=True, **settings)
