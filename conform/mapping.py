@@ -63,7 +63,7 @@ MODEL_ONLY = {
 #: Steps that use up a bound of the config (a crash, a failed disk, a lost message, a failover,
 #: a move): a walk that takes them early ends early, so walks take them a twentieth as often as
 #: other steps, and reach more controller steps.
-WALK_RARE = frozenset({"BrokerCrashes", "BrokerFailsDir", "NetworkLosesMessage", "ControllerFailsOver", "BrokerStartsMove"})
+WALK_RARE = frozenset({"BrokerCrashes", "BrokerLosesPower", "BrokerFailsDir", "NetworkLosesMessage", "ControllerFailsOver", "BrokerStartsMove"})
 
 
 def walk_weight(action) -> float:
@@ -209,7 +209,7 @@ def model_outcome(model, pre, action, post) -> str | None:
         b, epoch = params[0][1], params[0][2]
         if not model.epoch_is_current(pre, b, epoch):
             return "stale"
-        if name == "ControllerHandlesHeartbeat" and model.code and model.settings.clean_shutdowns:
+        if name == "ControllerHandlesHeartbeat" and model.code and model.settings.shutdown_files:
             # the answer says whether to shut down now
             told = any(m[0] == HEARTBEAT_RESPONSE and m[4] for m in sent)
             return "accepted, shut down" if told else "accepted"
@@ -279,7 +279,7 @@ def model_view(model, s) -> dict:
             "fenced": s[FENCED][b],
             "onlineDirs": sorted(s[ONLINE_DIRS][b]),
         }
-        if model.settings.clean_shutdowns:
+        if model.settings.shutdown_files:
             brokers[b]["inControlledShutdown"] = s[IN_CONTROLLED_SHUTDOWN][b]
     partitions = {}
     for p in model.partitions:
@@ -319,7 +319,7 @@ def kafka_view(model, state: dict, epochs: EpochMap) -> dict:
             "fenced": reg["fenced"],
             "onlineDirs": sorted(directory_of(u) for u in reg["logDirs"]),
         }
-        if model.settings.clean_shutdowns:
+        if model.settings.shutdown_files:
             brokers[b]["inControlledShutdown"] = reg["inControlledShutdown"]
     partitions = {}
     for p in model.partitions:

@@ -9,7 +9,8 @@ from .state import (
     ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, BROKER_IMAGE, CLEAN_SHUTDOWNS, CLEAN_SHUTDOWN_EPOCH, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
     ACKED, FAILED_ACKED, FUTURE, HEALTHY, HIGH_WATERMARK, REPLICA_LOG, HEARTBEAT, HEARTBEAT_RESPONSE, INCARNATION, KNOWN_EPOCH, LEADER,
     GIVEN_UP, LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
-    REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, WANT_SHUTDOWN, LOST_BY_DISK, bag_add, bag_remove, except_at,
+    REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, WANT_SHUTDOWN, LOST_BY_DISK, LOST_BY_POWER, FLUSHED, bag_add,
+    bag_remove, except_at,
     given_up_unless, holds,
 )
 from .uuids import LOST, MIGRATING, RESERVED, UNASSIGNED
@@ -68,6 +69,9 @@ class BrokerActions:
                 highWatermark=except_at(n[HIGH_WATERMARK], b,
                                         tuple(0 if p in emptied else hw for p, hw in enumerate(n[HIGH_WATERMARK][b]))),
             )
+            if n[FLUSHED]:
+                n = self._with(n, flushed=except_at(n[FLUSHED], b, tuple(0 if p in emptied else k
+                                                                         for p, k in enumerate(n[FLUSHED][b]))))
             cause = (LOST_BY_DISK, b, n[INCARNATION][b])
             n = self._with(n, acked=tuple(given_up_unless(entries, lambda e, p=p: self.on_some_replica(n, p, e), cause)
                                           for p, entries in enumerate(n[ACKED])))
@@ -132,6 +136,27 @@ class BrokerActions:
         if s[STATUS][b] == OFF:
             return None
         return self._broker_down(s, b)
+
+    def BrokerLosesPower(self, s, b):
+        """The broker's machine loses power (model setting ``power_loss``): the process stops as in
+        a crash, and each of its replicas' logs keeps only what it had flushed, the page cache
+        gone with the machine; the checkpointed high watermark is capped at the log's end, as the
+        log's recovery at the next start does.  An acknowledged record whose last copy went so is
+        given up, marked with this power loss.  Under the mutant power_loss_reported_clean the
+        broker's clean-shutdown file holds its epoch all the same (KAFKA-15582 missing)."""
+        if s[STATUS][b] == OFF:
+            return None
+        n = self._broker_down(s, b)
+        logs = tuple(log[:k] for log, k in zip(s[REPLICA_LOG][b], s[FLUSHED][b]))
+        n = self._with(n, replicaLog=except_at(n[REPLICA_LOG], b, logs),
+                       highWatermark=except_at(n[HIGH_WATERMARK], b, tuple(min(hw, len(log)) for hw, log in
+                                                                           zip(n[HIGH_WATERMARK][b], logs))))
+        cause = (LOST_BY_POWER, b, s[INCARNATION][b])
+        n = self._with(n, acked=tuple(given_up_unless(entries, lambda e, p=p: self.on_some_replica(n, p, e), cause)
+                                      for p, entries in enumerate(n[ACKED])))
+        if self.mutant == "power_loss_reported_clean" and n[CLEAN_SHUTDOWN_EPOCH] and s[KNOWN_EPOCH][b]:
+            n = self._with(n, cleanShutdownEpoch=except_at(n[CLEAN_SHUTDOWN_EPOCH], b, s[KNOWN_EPOCH][b]))
+        return n
 
     def BrokerBeginsShutdown(self, s, b):
         """A running broker begins a controlled shutdown (BrokerLifecycleManager
@@ -209,6 +234,9 @@ class BrokerActions:
             return n
         written = epoch if all(st == HEALTHY for st in states) else -1
         n = self._broker_down(n, b)
+        if n[FLUSHED]:
+            # LogManager.shutdown flushes every log before it writes the clean-shutdown files
+            n = self._with(n, flushed=except_at(n[FLUSHED], b, tuple(len(log) for log in n[REPLICA_LOG][b])))
         return self._with(n, cleanShutdownEpoch=except_at(n[CLEAN_SHUTDOWN_EPOCH], b, written))
 
     def BrokerConsumesMetadata(self, s, b, p):

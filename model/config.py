@@ -83,6 +83,11 @@ class Settings:
     #: the data plane: records producers write (acks=all) in the whole run; replicas keep logs,
     #: followers fetch, leaders change the ISR with AlterPartition (0: no logs at all)
     records: int = 0
+    #: a running broker's machine may lose power (BrokerLosesPower): the process stops and each of
+    #: its replicas' logs keeps only what it had flushed (the page cache goes with the machine);
+    #: logs are flushed now and then (BrokerFlushesLog), and by a clean shutdown; a process that
+    #: only crashes (BrokerCrashes) loses nothing
+    power_loss: bool = False
     #: min.insync.replicas: a leader takes a record only with at least this many in its ISR
     min_isr: int = 1
     #: eligible leader replicas (KIP-966), standing for metadata version 4.0-IV1 or later: an ISR
@@ -112,6 +117,13 @@ class Settings:
     #: holds every behaviour to them
     progress: bool = False
     mutant: str = "none"
+
+    @property
+    def shutdown_files(self) -> bool:
+        """Are the clean-shutdown files modeled (and with them the controlled-shutdown state)?
+        With controlled shutdowns, which write them, and with power losses, whose detection at
+        the next registration reads them."""
+        return self.clean_shutdowns > 0 or self.power_loss
 
     @property
     def kafka_release(self) -> tuple[int, int, int] | None:
@@ -206,6 +218,8 @@ def _validate(s: Settings) -> None:
          "ELR comes with metadata version 4.0-IV1, in Kafka's code")
     need(s.recovery_tool == 0 or s.records > 0,
          "model setting 'recovery_tool' needs records > 0: the tool compares the replicas' logs")
+    need(not s.power_loss or s.records > 0,
+         "model setting 'power_loss' needs records > 0: only the replicas' logs have anything to lose")
     need(s.records == 0 or not s.broker_lag,
          "model setting 'records' needs broker_lag = false: the data plane reads the latest committed metadata")
     need(s.failovers == 0 or s.semantics == "code",

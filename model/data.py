@@ -15,7 +15,7 @@ from __future__ import annotations
 from .state import (
     ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, FOLLOWER_END, HIGH_WATERMARK,
     ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH, NETWORK, NO_LEADER, PARTITION, PARTITION_EPOCH, PRODUCED,
-    REPLICA_LOG, RUNNING, STATUS, KEPT, bag_add, bag_remove, except_at,
+    REPLICA_LOG, RUNNING, STATUS, KEPT, FLUSHED, bag_add, bag_remove, except_at,
 )
 
 
@@ -134,6 +134,11 @@ class DataPlaneActions:
             return None
         log = s[REPLICA_LOG][leader][p]
         n = self._with(s, replicaLog=except_at(s[REPLICA_LOG], b, except_at(s[REPLICA_LOG][b], p, log)))
+        if s[FLUSHED]:
+            # truncation moves the flush point back to where the logs agree (Log.truncateTo); what
+            # the fetch appends is not flushed
+            n = self._with(n, flushed=except_at(n[FLUSHED], b, except_at(n[FLUSHED][b], p, min(
+                s[FLUSHED][b][p], agreement(s[REPLICA_LOG][b][p], log)))))
         state = self.follower_state(s, leader, p, served)
         # the fetch carries the follower's broker epoch, which the leader keeps with its offset (KIP-903)
         state = (state[0], state[1], except_at(state[2], b, len(log)), except_at(state[3], b, s[KNOWN_EPOCH][b]))
@@ -141,6 +146,15 @@ class DataPlaneActions:
         hw = n[HIGH_WATERMARK][leader][p]
         n = self._with(n, highWatermark=except_at(n[HIGH_WATERMARK], b, except_at(n[HIGH_WATERMARK][b], p, hw)))
         return None if n == s else n
+
+    def BrokerFlushesLog(self, s, b, p):
+        """Broker b's log of p reaches its disk up to its end (Kafka's log flusher, a segment
+        roll, or the OS writing its page cache back; the machine may run while the process is
+        down): a later power loss keeps it.  Not on a failed disk."""
+        log = s[REPLICA_LOG][b][p]
+        if s[FLUSHED][b][p] == len(log) or not any(self.slot_online(s, b, i) for i in self.main_slots(s, b, p)):
+            return None
+        return self._with(s, flushed=except_at(s[FLUSHED], b, except_at(s[FLUSHED][b], p, len(log))))
 
     def LeaderSendsAlterPartition(self, s, b, p, r):
         """The leader asks the controller to take follower r out of the ISR (it lags: its log end
@@ -202,3 +216,11 @@ class DataPlaneActions:
             return None
         n = self._leader_advances(s, b, p, part, self.follower_state(s, b, p, part))
         return None if n[HIGH_WATERMARK] == s[HIGH_WATERMARK] else n
+
+
+def agreement(mine: tuple, theirs: tuple) -> int:
+    """How long a prefix two logs share: records of one leader epoch at one offset are one record."""
+    n = 0
+    while n < min(len(mine), len(theirs)) and mine[n] == theirs[n]:
+        n += 1
+    return n

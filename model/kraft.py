@@ -27,7 +27,7 @@ from .records import Records, record_label
 from .rules import KafkaRules
 from .sequence import sequence
 from .state import (
-    AWAITED_HEARTBEATS, CLEAN_SHUTDOWNS, CLEAN_SHUTDOWN_EPOCH, IN_CONTROLLED_SHUTDOWN, WANT_SHUTDOWN, RUNNING_TOOL, SESSION, SESSIONS_EXPIRED, TOOL, TOOL_OUTCOME_NAMES, ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
+    AWAITED_HEARTBEATS, CLEAN_SHUTDOWNS, CLEAN_SHUTDOWN_EPOCH, IN_CONTROLLED_SHUTDOWN, WANT_SHUTDOWN, RUNNING_TOOL, SESSION, SESSIONS_EXPIRED, TOOL, TOOL_OUTCOME_NAMES, ACKED, ACTIONS, ELR, LAST_KNOWN_ELR, RECOVERING, BROKER_EPOCH, BROKER_IMAGE, FLUSHED, FOLLOWER_END, HIGH_WATERMARK, PRODUCED, REPLICA_LOG, COMMITTED_IMAGE, DIRS, DIR_FAILURES, DIR_IDS, DIR_STATE, DIR_STATE_NAMES,
     FAILOVERS_DONE, FUTURE, HEALTHY, HEARTBEAT, INCARNATION, ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH,
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
@@ -143,6 +143,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             0,
             (),
             (),
+            (),
             0,
             (),
             (),
@@ -159,6 +160,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                 followerEnd=((self.no_follower_state,) * npart,) * nb,
                 acked=((),) * npart,
             )
+        if st.power_loss:
+            # nothing written, nothing to flush
+            state = self._with(state, flushed=((0,) * npart,) * nb)
         if st.recovery_tool:
             # the tool has heard from nobody and elected nothing
             state = self._with(state, tool=((((),) * nb,) * npart, (RUNNING_TOOL,) * npart, 0, (-1,) * npart))
@@ -168,7 +172,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if self.rules.sessions_by_epoch:
             # no broker has heartbeated yet
             state = self._with(state, session=(False,) * nb)
-        if st.clean_shutdowns:
+        if st.shutdown_files:
             # no broker in controlled shutdown, none asking, no clean-shutdown file
             state = self._with(state, inControlledShutdown=(False,) * nb, awaitedHeartbeats=((),) * nb,
                                wantShutdown=(False,) * nb, cleanShutdownEpoch=(-1,) * nb)
@@ -204,6 +208,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                 else:
                     add(("BrokerRefreshesRegistration", b), self.BrokerRefreshesRegistration(s, b))
                 add(("BrokerCrashes", b), self.BrokerCrashes(s, b))
+                if self.settings.power_loss:
+                    add(("BrokerLosesPower", b), self.BrokerLosesPower(s, b))
                 if status == RUNNING and self.settings.clean_shutdowns:
                     add(("BrokerBeginsShutdown", b), self.BrokerBeginsShutdown(s, b))
                 for i in self.slots:
@@ -270,6 +276,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                     add(("LeaderSendsAlterPartition", b, p, r), self.LeaderSendsAlterPartition(s, b, p, r))
             for b, p in pairs:
                 add(("LeaderAdvancesHighWatermark", b, p), self.LeaderAdvancesHighWatermark(s, b, p))
+            if self.settings.power_loss:
+                for b, p in pairs:
+                    add(("BrokerFlushesLog", b, p), self.BrokerFlushesLog(s, b, p))
         if self.settings.recovery_tool:
             for p in self.partitions:
                 for b in self.replicas[p]:
@@ -339,6 +348,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             "acked": [[{"offset": o, "leaderEpoch": e, "leader": b, "lostBy": describe_loss(lost)} for o, e, b, lost in entries]
                       for entries in s[ACKED]],
             "produced": s[PRODUCED],
+            # only when machines may lose power
+            **({"flushed": [list(per) for per in s[FLUSHED]]} if s[FLUSHED] else {}),
             "tool": {
                 "answers": [[{"leaderEpoch": a[0], "logEndOffset": a[1]} if a else "none" for a in per]
                             for per in s[TOOL][0]],
@@ -355,7 +366,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                 "wantShutdown": list(s[WANT_SHUTDOWN]),
                 "cleanShutdownEpoch": list(s[CLEAN_SHUTDOWN_EPOCH]),
                 "cleanShutdowns": s[CLEAN_SHUTDOWNS],
-            } if self.settings.clean_shutdowns else {}),
+            } if self.settings.shutdown_files else {}),
         }
 
     def describe_controller(self, image) -> dict:
@@ -393,6 +404,8 @@ _PARAM_KINDS = {
     "BrokerSendsRegistration": ("b",),
     "BrokerRefreshesRegistration": ("b",),
     "BrokerCrashes": ("b",),
+    "BrokerLosesPower": ("b",),
+    "BrokerFlushesLog": ("b", "p"),
     "BrokerBeginsShutdown": ("b",),
     "BrokerLoadsMetadata": ("b",),
     "BrokerFailsDir": ("b", "slot"),

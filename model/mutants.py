@@ -65,6 +65,9 @@ MUTANTS = {
     "gives no broker a session (ClusterControlManager.activate registers the brokers but records no contact time): "
     "a broker that dies as the controller fails over, before its next heartbeat, is never fenced (KAFKA-18138; "
     "liveness only: DeadBrokerFenced)",
+    "power_loss_reported_clean": "after a power loss the broker registers with its last broker epoch as "
+    "previousBrokerEpoch, as after a clean shutdown (KAFKA-15582 missing: the broker's half of clean shutdown "
+    "detection), so a replica that lost its unflushed records stays an eligible leader replica",
     "no_leader_epoch_bump_on_isr_shrink": "below metadata version 3.6-IV0, an ISR shrink keeps the leader epoch, "
     "which the brokers' replica manager of those versions needs bumped (KAFKA-15021)",
 }
@@ -103,6 +106,7 @@ CAUGHT_AT = {
     "clean_shutdown_undetected": "cleanshutdown",
     "unclean_shutdown_kept_in_elr": "elr44",
     "unclean_not_recovering": "unclean",
+    "power_loss_reported_clean": "powerloss",
     "no_leader_epoch_bump_on_isr_shrink": "isrshrink",
     "replay_ignores_log_dirs": "failoverjbod",
     "assignment_not_retried": "lossyprogress",

@@ -203,11 +203,13 @@ def _queued(now: _View, before: _View | None, b: int) -> str:
     return f'<TR><TD ALIGN="LEFT"{_bg(changed)}><FONT POINT-SIZE="9">to tell the controller: {text}</FONT></TD></TR>'
 
 
-def replica_log_text(records: list, high_watermark: Any) -> str:
+def replica_log_text(records: list, high_watermark: Any, flushed: Any = None) -> str:
     """A replica's log as the picture shows it: the leader epoch of each record by offset, its
-    log end offset and its high watermark."""
+    log end offset and its high watermark (and, when machines may lose power, how much of it
+    is on disk)."""
     shown = " ".join(f"e{_e(epoch)}" for epoch in records) if records else "empty"
-    return f"[{shown}]  end {len(records)}, hw {_e(high_watermark)}"
+    on_disk = f", flushed {_e(flushed)}" if flushed is not None else ""
+    return f"[{shown}]  end {len(records)}, hw {_e(high_watermark)}{on_disk}"
 
 
 def _replica_logs(now: _View, before: _View | None, b: int) -> str:
@@ -221,8 +223,8 @@ def _replica_logs(now: _View, before: _View | None, b: int) -> str:
         mark = now.at("highWatermark", b, p)
         if not isinstance(records, list) or (not records and not mark and p not in on_disk):
             continue
-        changed = any(_differs(now, before, name, b, p) for name in ("replicaLog", "highWatermark", "followerEnd"))
-        text = f"p{p} log {replica_log_text(records, mark)}"
+        changed = any(_differs(now, before, name, b, p) for name in ("replicaLog", "highWatermark", "followerEnd", "flushed"))
+        text = f"p{p} log {replica_log_text(records, mark, now.at('flushed', b, p))}"
         heard = now.at("followerEnd", b, p)
         if isinstance(heard, dict) and heard.get("leaderEpoch", -1) >= 0:
             # what it learned of its followers while leading in that epoch (KIP-903: and the
@@ -242,11 +244,13 @@ def _loss_text(lost) -> str:
     """An acknowledged record's fate: nothing when kept, else the declared loss that gave it up."""
     if not isinstance(lost, dict):
         return ""
-    election, disk = lost.get("election"), lost.get("replacedDisk")
+    election, disk, power = lost.get("election"), lost.get("replacedDisk"), lost.get("powerLoss")
     if isinstance(election, dict):
         return f' <FONT COLOR="{WRONG}">lost: b{_e(election.get("leader"))} elected unclean in e{_e(election.get("leaderEpoch"))}</FONT>'
     if isinstance(disk, dict):
         return f' <FONT COLOR="{WRONG}">lost: b{_e(disk.get("broker"))}\'s disk replaced</FONT>'
+    if isinstance(power, dict):
+        return f' <FONT COLOR="{WRONG}">lost: b{_e(power.get("broker"))} lost power, unflushed</FONT>'
     return ""
 
 

@@ -46,9 +46,11 @@ VARIABLES = (
     # broker -> broker epoch of its last fetch>>: what the broker, as leader in that epoch, has learned
     # from its followers' fetches (in memory)
     "acked",  # partition -> <<offset, leaderEpoch, leader, lostBy>> of every record ever acknowledged to its
-    # producer (acks=all: committed); lostBy: KEPT, or the declared loss that gave it up (LOST_BY_ELECTION or
-    # LOST_BY_DISK, see below)
+    # producer (acks=all: committed); lostBy: KEPT, or the declared loss that gave it up (LOST_BY_ELECTION,
+    # LOST_BY_DISK or LOST_BY_POWER, see below)
     "produced",  # records produced so far
+    "flushed",  # broker -> partition -> how much of the replica's log is on disk (the prefix up to its flush
+    # point), when machines may lose power (else () throughout): a power loss keeps that prefix only
     # KIP-1275's recovery tool, when it runs (else () throughout):
     "tool",  # <<answers: partition -> broker -> <<leaderEpoch, logEndOffset>> or () (none yet),
     # outcome: partition -> RUNNING_TOOL | ELECTED_BY_TOOL | FOUND_ONLINE, requests sent so far,
@@ -96,6 +98,7 @@ VARIABLES = (
     FOLLOWER_END,
     ACKED,
     PRODUCED,
+    FLUSHED,
     TOOL,
     SESSION,
     SESSIONS_EXPIRED,
@@ -128,9 +131,10 @@ DIR_STATE_NAMES = ("HEALTHY", "FAILED", "FAILED_ACKED")
 # The fate of an acknowledged record (the last field of an ``acked`` entry): kept, or given up by
 # a declared loss, which stays named for good: <<LOST_BY_ELECTION, new leader, its leader epoch>>
 # (an election that declares itself unclean, its new leader lacking the record) or
-# <<LOST_BY_DISK, broker, its new incarnation>> (a replaced disk that took the last copy).
+# <<LOST_BY_DISK, broker, its new incarnation>> (a replaced disk that took the last copy) or
+# <<LOST_BY_POWER, broker, its incarnation>> (a power loss that took the last copy, unflushed).
 KEPT = ()
-LOST_BY_ELECTION, LOST_BY_DISK = "election", "disk"
+LOST_BY_ELECTION, LOST_BY_DISK, LOST_BY_POWER = "election", "disk", "power"
 
 NONE = -1  # no slot, nothing queued
 # mutant assignment_not_retried: a queued assignment whose request or response was lost, which the
@@ -194,6 +198,7 @@ ACTIONS = (
     "BrokerRefreshesRegistration",
     "BrokerReceivesRegistrationResponse",
     "BrokerCrashes",
+    "BrokerLosesPower",
     "BrokerBeginsShutdown",
     "BrokerFailsDir",
     "BrokerSendsHeartbeat",
@@ -223,6 +228,7 @@ ACTIONS = (
     "ControllerFailsOver",
     "BrokerLoadsMetadata",
     "LeaderAppendsRecord",
+    "BrokerFlushesLog",
     "FollowerFetches",
     "LeaderSendsAlterPartition",
     "LeaderAdvancesHighWatermark",
@@ -251,6 +257,8 @@ def describe_loss(lost: tuple):
     kind, b, number = lost
     if kind == LOST_BY_ELECTION:
         return {"election": {"leader": b, "leaderEpoch": number}}
+    if kind == LOST_BY_POWER:
+        return {"powerLoss": {"broker": b, "incarnation": number}}
     return {"replacedDisk": {"broker": b, "incarnation": number}}
 
 

@@ -37,6 +37,7 @@ CONSTANTS
     MaxUncommitted,           \* batches of records appended and not yet committed at once
     BrokerLag,                \* brokers act on the metadata they have loaded (brokerImage)
     MaxRecords,               \* records producers write in the whole run; 0: no data plane
+    PowerLoss,                \* a running broker's machine may lose power: its logs keep what they had flushed
     MinIsr,                   \* min.insync.replicas
     ElrEnabled,               \* KIP-966's eligible leader replicas (metadata version 4.0-IV1 and later)
     UncleanElection,          \* "off", "admin" (ElectLeaders UNCLEAN) or "topic" (unclean.leader.election.enable)
@@ -148,6 +149,8 @@ VARIABLES
     acked,          \* partition -> <<offset, leaderEpoch, leader, lostBy>> of every record ever acknowledged
                     \* (committed); lostBy: Kept, or the declared loss that gave it up (LostBy* below)
     produced,       \* records produced so far
+    flushed,        \* broker -> partition -> how much of its log is on disk (its flush point), when
+                    \* machines may lose power (else <<>> throughout): a power loss keeps that prefix only
     \* KIP-1275's recovery tool, when it runs (else <<>> throughout):
     tool,           \* [answers: p -> b -> <<leaderEpoch, logEndOffset>> or <<>>, outcome: p -> "RUNNING" |
                     \*  "ELECTED" | "FOUND_ONLINE", requests: sent so far, takenUp: p -> offline leader epoch or -1]
@@ -169,15 +172,15 @@ vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           nextUuid, dirFailures, lostMessages, movesStarted,
           knownEpoch, registeredIncarnation, metadataVersion,
           committedImage, uncommitted, failoversDone, brokerImage,
-          replicaLog, highWatermark, followerEnd, acked, produced, tool, session, sessionsExpired,
+          replicaLog, highWatermark, followerEnd, acked, produced, flushed, tool, session, sessionsExpired,
           inControlledShutdown, awaitedHeartbeats, wantShutdown, cleanShutdownEpoch, cleanShutdowns>>
 \* What a broker's crash keeps of the data plane (its followerEnd is in memory).
-dataKept == <<replicaLog, highWatermark, acked, produced>>
-dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced>>
+dataKept == <<replicaLog, highWatermark, acked, produced, flushed>>
+dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced, flushed>>
 brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage, dataVars>>
 \* What a controller step leaves alone: all but `acked`, in which an unclean election marks what it gives up.
 brokerVarsButAcked == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                        replicaLog, highWatermark, followerEnd, produced>>
+                        replicaLog, highWatermark, followerEnd, produced, flushed>>
 logVars == <<committedImage, uncommitted, failoversDone>>
 \* The controller's state: in memory, and (with failovers) its metadata log.
 controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, logVars>>
@@ -235,8 +238,10 @@ ControllerThinksOnline(b, d, od) ==
     ELSE IF Mutant = "no_dirs_all_offline" /\ od[b] = {} THEN d \in {UNASSIGNED, MIGRATING}
     ELSE IsOnline(d, od[b])
 
-\* Clean shutdowns are modeled.
-CleanShutdownsOn == MaxCleanShutdowns > 0
+\* The clean-shutdown files, and the controlled-shutdown state, are modeled: with controlled
+\* shutdowns, which write them, and with power losses, whose detection at the next registration
+\* reads them.
+CleanShutdownsOn == MaxCleanShutdowns > 0 \/ PowerLoss
 \* The registration's inControlledShutdown flag (the controller's own state: clean shutdowns are
 \* modeled without failovers, so no image holds it).
 InControlledShutdown(b) == CleanShutdownsOn /\ inControlledShutdown[b]
@@ -498,11 +503,17 @@ NoFollowerState == [leaderEpoch |-> -1, start |-> 0, ends |-> [r \in Brokers |->
 Holds(log, e) == Len(log) > e[1] /\ log[e[1] + 1] = e[2]
 
 \* An acknowledged record's fate: kept, or given up by a declared loss, named for good: an
-\* election that declares itself unclean (its new leader and leader epoch), or a replaced disk
-\* that took the last copy (the broker and its new incarnation).
+\* election that declares itself unclean (its new leader and leader epoch), a replaced disk
+\* that took the last copy (the broker and its new incarnation), or a power loss that took it,
+\* unflushed (the broker and its incarnation that lost power).
 Kept == <<>>
 LostByElection(b, epoch) == <<"election", b, epoch>>
 LostByDisk(b, inc) == <<"disk", b, inc>>
+LostByPower(b, inc) == <<"power", b, inc>>
+\* How long a prefix two logs share: records of one leader epoch at one offset are one record.
+Agreement(log1, log2) ==
+    LET n == IF Len(log1) < Len(log2) THEN Len(log1) ELSE Len(log2)
+    IN CHOOSE k \in 0 .. n : (\A j \in 1 .. k : log1[j] = log2[j]) /\ (k = n \/ log1[k + 1] # log2[k + 1])
 \* `entries` (a partition's `acked`) with every record still kept that no log of `holders`
 \* holds marked as given up by `cause`; a record lost before keeps its first cause.
 GivenUpUnless(entries, holders, cause) ==
@@ -572,6 +583,8 @@ Init ==
     /\ followerEnd = IF DataPlane THEN [b \in Brokers |-> [p \in Partitions |-> NoFollowerState]] ELSE <<>>
     /\ acked = IF DataPlane THEN [p \in Partitions |-> {}] ELSE <<>>
     /\ produced = 0
+    \* nothing written, nothing to flush
+    /\ flushed = IF PowerLoss THEN [b \in Brokers |-> [p \in Partitions |-> 0]] ELSE <<>>
     \* the tool has heard from nobody and elected nothing
     /\ tool = IF ToolOn THEN [answers |-> [p \in Partitions |-> [b \in Brokers |-> <<>>]],
                               outcome |-> [p \in Partitions |-> "RUNNING"], requests |-> 0,
@@ -631,7 +644,10 @@ BrokerStarts(b) ==
                                              IF p \in emptied THEN 0 ELSE highWatermark[b][p]]]
                       /\ acked' = [p \in Partitions |-> GivenUpUnless(acked[p], {newLog[r][p] : r \in ReplicaSet(p)},
                                                                       LostByDisk(b, incarnation[b] + 1))]
-                 ELSE UNCHANGED <<replicaLog, highWatermark, acked>>
+                      /\ flushed' = IF PowerLoss THEN [flushed EXCEPT ![b] = [p \in Partitions |->
+                                                           IF p \in emptied THEN 0 ELSE flushed[b][p]]]
+                                    ELSE flushed
+                 ELSE UNCHANGED <<replicaLog, highWatermark, acked, flushed>>
            /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted, sessionsExpired,
                           followerEnd, produced, tool, session, shutdownVars>>
 
@@ -688,6 +704,23 @@ BrokerCrashes(b) ==
     /\ BrokerDown(b)
     /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool, session,
                    heartbeatVars, cleanShutdowns>>
+
+\* The broker's machine loses power: the process stops as in a crash, and each of its replicas'
+\* logs keeps only what it had flushed, the page cache gone with the machine; the checkpointed
+\* high watermark is capped at the log's end.  An acknowledged record whose last copy went so is
+\* given up, marked with this power loss.  Under the mutant the clean-shutdown files hold the
+\* broker's epoch all the same (KAFKA-15582 missing).
+BrokerLosesPower(b) ==
+    LET newLog == [replicaLog EXCEPT ![b] = [p \in Partitions |-> SubSeq(replicaLog[b][p], 1, flushed[b][p])]]
+    IN /\ PowerLoss
+       /\ brokerStatus[b] # "OFF"
+       /\ BrokerStops(b, IF Mutant = "power_loss_reported_clean" /\ knownEpoch[b] > 0 THEN knownEpoch[b] ELSE -1)
+       /\ replicaLog' = newLog
+       /\ highWatermark' = [highWatermark EXCEPT ![b] = [p \in Partitions |-> Min({highWatermark[b][p], flushed[b][p]})]]
+       /\ acked' = [p \in Partitions |-> GivenUpUnless(acked[p], {newLog[r][p] : r \in ReplicaSet(p)},
+                                                       LostByPower(b, incarnation[b]))]
+       /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, produced,
+                      flushed, tool, session, heartbeatVars, cleanShutdowns>>
 
 \* A running broker begins a controlled shutdown (BrokerLifecycleManager.beginControlledShutdown):
 \* its heartbeats ask to shut down from now on, and it stops when a response says it should, at
@@ -759,8 +792,12 @@ BrokerReceivesHeartbeatResponse(m) ==
             /\ IF m.shouldShutDown
                THEN BrokerStops(b, IF \A i \in Slots : states[i] = "HEALTHY" THEN m.epoch ELSE -1)
                ELSE UNCHANGED <<brokerStatus, queued, knownEpoch, followerEnd, brokerShutdownVars>>
+    \* LogManager.shutdown flushes every log before it writes the clean-shutdown files
+    /\ flushed' = IF PowerLoss /\ brokerStatus[b] = "RUNNING" /\ m.epoch = knownEpoch[b] /\ m.shouldShutDown
+                  THEN [flushed EXCEPT ![b] = [p \in Partitions |-> Len(replicaLog[b][p])]]
+                  ELSE flushed
     /\ UNCHANGED <<incarnation, dirIds, logs, future, brokerImage, controllerVars, counters,
-                   dataKept, tool, session, heartbeatVars, cleanShutdowns>>
+                   replicaLog, highWatermark, acked, produced, tool, session, heartbeatVars, cleanShutdowns>>
 
 \* What a broker does on the metadata it has loaded for partition p (KIP-858 "Replica
 \* management"; ReplicaManager.applyDelta).
@@ -1507,7 +1544,7 @@ LeaderAppendsRecord(b, p) ==
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, log, old, target)]
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, tool, session, shutdownVars>>
+                      controllerVars, network, counters, flushed, tool, session, shutdownVars>>
 
 \* Replica b fetches from the leader its metadata names, in that leader's epoch: it truncates by
 \* leader epoch and takes the rest, its high watermark becomes the leader's, and the leader
@@ -1533,8 +1570,24 @@ FollowerFetches(b, p) ==
        /\ followerEnd' = [followerEnd EXCEPT ![l][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(l, lpart, log, old, target)]
        /\ <<replicaLog', highWatermark', followerEnd', acked'>> # <<replicaLog, highWatermark, followerEnd, acked>>
+       \* truncation moves the flush point back to where the logs agree (Log.truncateTo); what
+       \* the fetch appends is not flushed
+       /\ flushed' = IF PowerLoss THEN [flushed EXCEPT ![b][p] = Min({@, Agreement(replicaLog[b][p], log)})]
+                     ELSE flushed
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
                       controllerVars, network, counters, produced, tool, session, shutdownVars>>
+
+\* Broker b's log of p reaches its disk up to its end (Kafka's log flusher, a segment roll, or
+\* the OS writing its page cache back; the machine may run while the process is down): a later
+\* power loss keeps it.  Not on a failed disk.
+BrokerFlushesLog(b, p) ==
+    /\ PowerLoss
+    /\ flushed[b][p] # Len(replicaLog[b][p])
+    /\ \E i \in MainSlots(b, p) : SlotOnline(b, i)
+    /\ flushed' = [flushed EXCEPT ![b][p] = Len(replicaLog[b][p])]
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
+                   replicaLog, highWatermark, followerEnd, acked, produced, controllerVars, network, counters, tool,
+                   session, shutdownVars>>
 
 \* The leader asks the controller to take follower r out of the ISR (its log end offset is short
 \* of the leader's) or into it (as it serves r's fetch: r holds the high watermark and all since
@@ -1583,7 +1636,7 @@ LeaderAdvancesHighWatermark(b, p) ==
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, replicaLog, produced, tool, session, shutdownVars>>
+                      controllerVars, network, counters, replicaLog, produced, flushed, tool, session, shutdownVars>>
 
 \* The answer ends the leader's pending change; a leader still leading in that epoch moves its
 \* high watermark up over the ISR it has now (Partition.handleAlterPartitionUpdate).
@@ -1603,7 +1656,7 @@ BrokerReceivesAlterPartitionResponse(m) ==
                /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
           ELSE UNCHANGED <<highWatermark, followerEnd, acked>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, counters, replicaLog, produced, tool, session, shutdownVars>>
+                      controllerVars, counters, replicaLog, produced, flushed, tool, session, shutdownVars>>
 
 \* validateAlterPartitionData: the first check the request fails, in Kafka's order, or "NONE".
 AlterPartitionError(m) ==
@@ -1713,6 +1766,7 @@ Next ==
         \/ BrokerSendsRegistration(b)
         \/ BrokerRefreshesRegistration(b)
         \/ BrokerCrashes(b)
+        \/ BrokerLosesPower(b)
         \/ BrokerBeginsShutdown(b)
         \/ \E i \in Slots : BrokerFailsDir(b, i)
         \/ BrokerSendsHeartbeat(b)
@@ -1749,6 +1803,7 @@ Next ==
     \/ \E b \in Brokers, p \in Partitions : FollowerFetches(b, p)
     \/ \E b \in Brokers, p \in Partitions, r \in Brokers : LeaderSendsAlterPartition(b, p, r)
     \/ \E b \in Brokers, p \in Partitions : LeaderAdvancesHighWatermark(b, p)
+    \/ \E b \in Brokers, p \in Partitions : BrokerFlushesLog(b, p)
     \/ \E p \in Partitions, b \in Brokers : ToolAsksReplicaLogInfo(p, b)
     \/ \E p \in Partitions : ToolElectsLeader(p)
 

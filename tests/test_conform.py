@@ -154,6 +154,9 @@ NOT_AT_MUTANT_STEP = {
     "replay_ignores_log_dirs": "it changes only the committed image a failover would load, and its trace ends "
                                "before a failover: every step is also the correct model's",
     "unfence_before_assigned": "the mutant is Kafka's own behaviour (finding 2): the trace conforms",
+    "power_loss_reported_clean": "a broker-side bug (KAFKA-15582): given the previousBrokerEpoch the broker sends, "
+                                 "Kafka's controller takes its registration as a clean shutdown and keeps it eligible, "
+                                 "as the model does: the trace conforms",
 }
 #: 4.0.0 still has KAFKA-19522, which this mutant puts back: the trace conforms there
 KAFKA_19522 = "elect_unacceptable_last_leader"
@@ -226,6 +229,20 @@ def test_a_broker_that_dies_as_the_controller_fails_over_is_fenced_by_kafkas_con
     assert (report.controller_steps, report.by_action["ControllerFencesExpiredBroker"]) == (4, 1)
 
 
+def test_kip_966s_motivating_loss_without_elr_is_kafkas_own(harness):
+    """powerloss.toml without ELR: broker 1, the ISR's last member, loses its unflushed record
+    in a power loss and is elected again (LossesDeclared, 27 states, tests/test_power_loss.py).
+    Every controller step of that run is the release's own: the loss KIP-966 was made for."""
+    from kraftcheck.checker.bfs import OnlyProperty
+
+    model = make_model(dict(config("powerloss"), elr=False, kafka_version=harness.kafka_version))
+    lost = explore(OnlyProperty(model, "invariant", "LossesDeclared"), check_deadlock=False).violations[0]
+    assert lost.length == 27
+    report = conform_all([Source("powerloss without ELR", model, lost.trace[0][1], list(lost.trace[1:]))], harness)
+    assert report.divergence is None, "\n".join(report.divergence[1].report())
+    assert (report.controller_steps, report.stopped) == (8, [])
+
+
 # ---------------------------------------------------------------------------------------------
 # Random walks at every shipped config, the code's reading
 # ---------------------------------------------------------------------------------------------
@@ -270,7 +287,7 @@ def test_random_walks_under_the_kips_reading_diverge_only_where_the_findings_say
             sources += load_sources([], [path], ["semantics=kip", "kafka_version=1eb7644"], KIP_WALKS, 40, 0)
         except ConfigError:  # ELR and failovers come with the code's reading only
             assert Path(path).stem in ("elr", "elr40", "elr44", "cleanshutdown", "failover", "failoverjbod",
-                                       "livefencing")
+                                       "livefencing", "failoverprogress", "powerloss")
     report = conform_all(sources, harness, allow_explained=True)
     assert report.divergence is None, "\n".join([report.divergence[0]] + report.divergence[1].report())
     assert report.controller_steps >= 10_000
@@ -289,6 +306,7 @@ RELEASE_VIOLATIONS = {
                               "IsrHoldsCommittedRecords": 20, "LossesDeclared": 27},
     ("elr", "4.4.0"): {"CleanLeaderFromIsrOrElr": 19},
     ("failoverjbod", "4.4.0"): {"FencedUntilAssigned": 17},
+    ("powerloss", "4.4.0"): {"CleanLeaderFromIsrOrElr": 19},
 }
 
 

@@ -177,10 +177,11 @@ def test_every_config_has_a_recorded_count():
     # 10: tests/test_kafka_recovery.py; disklost44 and elr40, Kafka releases' rules:
     # tests/test_kafka_releases.py; lossyprogress, uncleanprogress and failoverprogress, the progress properties:
     # tests/test_progress.py; cleanshutdown and elr44, finding 8 with Kafka 4.4.0's rules:
-    # tests/test_clean_shutdown.py; unclean, its election's declared loss: tests/test_kafka_unclean.py
+    # tests/test_clean_shutdown.py; unclean, its election's declared loss: tests/test_kafka_unclean.py;
+    # powerloss, finding 8 on the way: tests/test_power_loss.py
     assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
                           "unclean", "uncleantopic", "recovery", "disklost44", "elr40", "lossyprogress",
-                          "uncleanprogress", "failoverprogress", "cleanshutdown", "elr44"} == set(CONFIGS)
+                          "uncleanprogress", "failoverprogress", "cleanshutdown", "elr44", "powerloss"} == set(CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTS))
@@ -223,6 +224,7 @@ CAUGHT = {
     "clean_shutdown_undetected": ("cleanshutdown", "ElrLeftOnlyForCause", 21),
     "unclean_shutdown_kept_in_elr": ("elr44", "LossesDeclared", 30),
     "unclean_not_recovering": ("unclean", "CleanLeaderFromIsrOrElr", 17),
+    "power_loss_reported_clean": ("powerloss", "LossesDeclared", 27),
     "no_leader_epoch_bump_on_isr_shrink": ("isrshrink", "LeaderEpochBumpedOnIsrShrink", 16),
 }
 

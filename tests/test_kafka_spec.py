@@ -117,6 +117,7 @@ CONSTANTS = {
     "MaxUncommitted": "max_uncommitted",
     "BrokerLag": "broker_lag",
     "MaxRecords": "records",
+    "PowerLoss": "power_loss",
     "MinIsr": "min_isr",
     "ElrEnabled": "elr",
     "UncleanElection": "unclean_election",

@@ -38,10 +38,11 @@ MODULE = SPEC / "KRaftJBOD.tla"
 #: TLC takes over two minutes on the main job's config; every other config it finishes in seconds.
 CONFIGS = sorted(p.stem for p in (SPEC / "configs").glob("*.toml") if p.stem != "default")
 #: The configs where Kafka's code breaks an invariant (spec/README.md, "Findings"): the code read,
-#: or a release's (disklost44: 4.4.0, elr40: 4.0.0); and unclean, whose election loses a record
-#: knowingly (counted as lost against every record ever acknowledged).
+#: or a release's (disklost44: 4.4.0, elr40: 4.0.0; powerloss: finding 8 under 4.4.0's rules); and
+#: unclean, whose election loses a record knowingly (counted as lost against every record ever
+#: acknowledged).
 FINDINGS = ["cleanshutdown", "disklost", "disklost44", "elr", "elr40", "elr44", "failoverjbod", "heartbeat", "oldmetadata",
-            "recovery", "restart", "unclean"]
+            "powerloss", "recovery", "restart", "unclean"]
 
 
 def toml(name: str) -> dict:
@@ -206,8 +207,9 @@ def same_first_violation(theirs, ours):
 #: LeaderOnOnlineDir and IsrOnOnlineDirs too on another as short; TLC meets the first.
 TIED_MUTANTS = {"elect_unacceptable_last_leader", "unclean_reregistration_keeps_epochs"}
 #: Mutants caught past their config's own finding (`continue`: cleanshutdown.toml's finding 8
-#: comes at 19 states, the mutant's violation at 21): checked with that property alone.
-PAST_FINDING_MUTANTS = {"clean_shutdown_undetected"}
+#: comes at 19 states, the mutant's violation at 21; powerloss.toml's at 19, the mutant's at 27):
+#: checked with that property alone.
+PAST_FINDING_MUTANTS = {"clean_shutdown_undetected", "power_loss_reported_clean"}
 
 
 #: (the liveness mutants break no invariant: tests/test_progress_tlc.py compares TLC's verdict on
