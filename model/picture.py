@@ -313,6 +313,10 @@ def _controller_view(now: _View, before: _View | None, b: int) -> str:
     if fenced is False and now.at("brokerStatus", b) != "RUNNING":
         fenced_text = f'<FONT COLOR="{WRONG}">unfenced (broker {_e(now.at("brokerStatus", b))})</FONT>'
     lines.append((fenced_text, _differs(now, before, "fenced", b)))
+    session = now.at("session", b)
+    if isinstance(session, bool) and epoch:
+        # a release's heartbeat session: what the session check can expire and fence
+        lines.append(("heartbeat session" if session else "no heartbeat session", _differs(now, before, "session", b)))
     if epoch:
         actual = now.online(b)
         shown = []
@@ -415,10 +419,12 @@ def _network(now: _View, before: _View | None) -> str:
 
 def _counters(now: _View, before: _View | None) -> str:
     names = (("metadataVersion", "metadata.version"), ("nextUuid", "next UUID"), ("dirFailures", "dir failures"),
-             ("lostMessages", "lost messages"), ("movesStarted", "moves started"),
+             ("lostMessages", "lost messages"), ("movesStarted", "moves started"), ("failoversDone", "failovers"),
              ("sessionsExpired", "sessions expired"), ("cleanShutdowns", "clean shutdowns"))
     cells = "".join(
         f'<TD{_bg(_differs(now, before, name))}><FONT POINT-SIZE="9">{label} {_e(now.get(name))}</FONT></TD>'
         for name, label in names if name in now.values
+        # failovers only where the metadata log is modeled (a committed image kept)
+        and (name != "failoversDone" or now.get("committedImage"))
     )
     return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2"><TR>{cells or "<TD></TD>"}</TR></TABLE>'

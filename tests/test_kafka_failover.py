@@ -127,12 +127,12 @@ def test_failover_config_holds_every_invariant_with_its_figures():
     # and nothing is assigned (failoverjbod.toml has those); brokers read the committed image at
     # once (lag.toml has their own images); no records (dataplane.toml)
     assert result.never_enabled == [
-        "BrokerRefreshesRegistration", "BrokerBeginsShutdown", "BrokerReceivesHeartbeatResponse", "BrokerSendsAssignment",
+        "BrokerRefreshesRegistration", "BrokerLosesPower", "BrokerBeginsShutdown", "BrokerReceivesHeartbeatResponse", "BrokerSendsAssignment",
         "BrokerReceivesAssignmentResponse", "BrokerShutsDownOnDirFailureTimeout", "BrokerStartsMove",
         "BrokerFutureCaughtUp", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
         "ControllerFencesSilentBroker", "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState",
         "AdminElectsDesignatedLeader",
-        "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "BrokerLoadsMetadata", "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
+        "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "BrokerLoadsMetadata", "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
         "ToolAsksReplicaLogInfo", "ToolElectsLeader"]
     assert (result.coverage["ControllerFailsOver"]["distinct"], result.coverage["ControllerCommits"]["distinct"]) == (

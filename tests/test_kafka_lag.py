@@ -170,11 +170,11 @@ def test_lag_config_holds_every_invariant_with_its_figures():
     assert result.verdict == "ok"
     assert (result.distinct_states, result.generated_states, result.depth) == (202971, 551231, 51)
     assert result.never_enabled == [
-        "BrokerRefreshesRegistration", "BrokerBeginsShutdown", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
+        "BrokerRefreshesRegistration", "BrokerLosesPower", "BrokerBeginsShutdown", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
         "ControllerTimesOutHeartbeat", "ControllerFencesSilentBroker", "ControllerHandlesAlterReplicaState",
         "AdminElectsDesignatedLeader",
         "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
-        "LeaderAppendsRecord", "FollowerFetches", "LeaderSendsAlterPartition",
+        "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
         "ToolAsksReplicaLogInfo", "ToolElectsLeader"]
 
