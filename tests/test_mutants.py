@@ -134,22 +134,33 @@ def test_the_readme_table_lists_every_mutant():
     assert make_model({}).mutant_configs == {m: f"spec/configs/{config}.toml" for m, (config, _, _) in readme_mutants().items()}
 
 
-def test_kafka_mutants_agree_with_the_readme_table():
+def readme_configs() -> dict[str, list[str]]:
+    """config -> the mutants the table says it catches."""
+    by_config = defaultdict(list)
+    for mutant, (config, _, _) in readme_mutants().items():
+        by_config[config].append(mutant)
+    return dict(sorted(by_config.items()))
+
+
+#: configs whose mutant run takes over a minute (powerloss.toml's mutant explores 442,223 states
+#: past finding 8): left to CI and `make test-all`; tests/test_kafka_model.py catches it in `make test`
+SLOW_CONFIGS = {"powerloss"}
+
+
+@pytest.mark.parametrize("config", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW_CONFIGS else c
+                                    for c in readme_configs()])
+def test_kafka_mutants_agree_with_the_readme_table(config):
     """One run per config the table names, with the mutants it names for it: each caught there
     (the first and only config), by the invariants and in the trace length the table gives."""
-    table = readme_mutants()
-    by_config = defaultdict(list)
-    for mutant, (config, _, _) in table.items():
-        by_config[config].append(mutant)
-    for config, mutants in sorted(by_config.items()):
-        selection = [arg for mutant in mutants for arg in ("--mutant", mutant)]
-        p = kraftcheck("mutants", str(REPO / "spec" / "configs" / f"{config}.toml"), *selection, "--quiet")
-        assert p.returncode == 0, p.stdout + p.stderr
-        rows = {row[0]: row for row in rows_of(p.stdout)[1:-1]}
-        for mutant in mutants:
-            _, invariants, length = table[mutant]
-            assert rows[mutant] == [mutant, "caught", config, str(length), ", ".join(invariants)]
-        assert rows_of(p.stdout)[-1] == [f"mutation score: {len(mutants)}/{len(mutants)} caught"]
+    table, mutants = readme_mutants(), readme_configs()[config]
+    selection = [arg for mutant in mutants for arg in ("--mutant", mutant)]
+    p = kraftcheck("mutants", str(REPO / "spec" / "configs" / f"{config}.toml"), *selection, "--quiet")
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = {row[0]: row for row in rows_of(p.stdout)[1:-1]}
+    for mutant in mutants:
+        _, invariants, length = table[mutant]
+        assert rows[mutant] == [mutant, "caught", config, str(length), ", ".join(invariants)]
+    assert rows_of(p.stdout)[-1] == [f"mutation score: {len(mutants)}/{len(mutants)} caught"]
 
 
 def test_a_mutant_that_changes_nothing_at_a_config_says_so(tmp_path):

@@ -13,7 +13,7 @@ from kraftcheck.model.picture import CHANGED as PICTURE_CHANGED
 from kraftcheck.traces.render import CHANGED
 from kraftcheck.traces.trace import load_trace
 from tests.test_trace_itf import QUINT_TRACE
-from tests.trace_helpers import kafka_traces, kraftcheck, run
+from tests.trace_helpers import kafka_traces, kraftcheck, mutant_params, run
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -116,7 +116,7 @@ def test_trace_content_is_escaped_in_pictures(capsys, tmp_path):
 # ----------------------------------------------------------------------- the Kafka picture
 
 
-@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+@pytest.mark.parametrize("mutant", mutant_params(MUTANTS))
 def test_kafka_picture_names_every_broker_and_directory(capsys, tmp_path, mutant):
     for path in kafka_traces()[mutant]:
         out = tmp_path / (path.name.removesuffix(".itf.json") + ".svg")

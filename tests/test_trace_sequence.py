@@ -16,7 +16,7 @@ from kraftcheck.traces.itf import trace_document, write_json_atomically
 from kraftcheck.traces.sequence import Message, _checked, chart_of, sequence_graph
 from kraftcheck.traces.trace import load_trace
 from tests.test_kafka_scenarios import step
-from tests.trace_helpers import REPO, kafka_traces, kraftcheck
+from tests.trace_helpers import REPO, kafka_traces, kraftcheck, mutant_params
 
 FINDING_1 = REPO / "spec" / "findings" / "heartbeat_LeaderOnOnlineDir.itf.json"
 
@@ -92,22 +92,22 @@ def test_a_lost_message_ends_in_a_cross(tmp_path):
     assert re.search(r"\tr5_lane0 -> m2 \[", source) and "<I>in flight</I>" in source
 
 
-def test_every_mutants_trace_charts_every_message_once():
+@pytest.mark.parametrize("mutant", mutant_params(MUTANTS))
+def test_every_mutants_trace_charts_every_message_once(mutant):
     """For every mutant's trace: one arrow per message that entered the network, each received
     (or lost) after it was sent, and the lanes the controller and each broker."""
     model = kafka_model()
-    for mutant in sorted(MUTANTS):
-        trace = load_trace(kafka_traces()[mutant][0])
-        chart = chart_of(trace, model)
-        brokers = len(trace.steps[0].values["brokerStatus"])
-        assert chart.lanes == ["controller"] + [f"b{b}" for b in range(brokers)], mutant
-        entered = sum(sum((Counter(b.values["network"]) - Counter(a.values["network"])).values())
-                      for a, b in zip(trace.steps, trace.steps[1:]))
-        assert len(chart.messages) == entered, mutant
-        for m in chart.messages:
-            assert m.delivered is None or m.delivered > m.sent, (mutant, m)
-            assert (m.sender == "controller") != (m.receiver == "controller"), (mutant, m)
-            assert m.lost == (m.delivered is not None and trace.steps[m.delivered].action == "NetworkLosesMessage")
+    trace = load_trace(kafka_traces()[mutant][0])
+    chart = chart_of(trace, model)
+    brokers = len(trace.steps[0].values["brokerStatus"])
+    assert chart.lanes == ["controller"] + [f"b{b}" for b in range(brokers)], mutant
+    entered = sum(sum((Counter(b.values["network"]) - Counter(a.values["network"])).values())
+                  for a, b in zip(trace.steps, trace.steps[1:]))
+    assert len(chart.messages) == entered, mutant
+    for m in chart.messages:
+        assert m.delivered is None or m.delivered > m.sent, (mutant, m)
+        assert (m.sender == "controller") != (m.receiver == "controller"), (mutant, m)
+        assert m.lost == (m.delivered is not None and trace.steps[m.delivered].action == "NetworkLosesMessage")
 
 
 def test_render_sequence_from_the_command_line(tmp_path):
