@@ -139,9 +139,16 @@ def same_states(name, semantics=None, version=None, found_by_action=True):
     assert theirs.coverage == coverage
 
 
+#: Configs where TLC credits some states to another action than kraftcheck does: failover.toml's
+#: bounds at a release (failoverprogress), where a heartbeat and its timeout reach the same new
+#: states in one level, as at test_tlc_follows_a_release_as_kraftcheck_does's failover cases;
+#: the states each action generates are the same.
+CREDITED_OTHERWISE = {"failoverprogress"}
+
+
 @pytest.mark.parametrize("name,semantics", CASES, ids=lambda v: v or "")
 def test_tlc_finds_the_same_states_and_the_same_coverage(name, semantics):
-    same_states(name, semantics)
+    same_states(name, semantics, found_by_action=name not in CREDITED_OTHERWISE)
 
 
 #: Kafka releases' rules that disklost44.toml (4.4.0, no ELR, no failover) and elr40.toml (4.0.0)
