@@ -51,6 +51,9 @@ CONTROLLER_ACTIONS = {
     "AdminElectsUncleanLeader": "electLeaders",
     "ControllerElectsUncleanLeaders": "electUncleanLeaders",
     "AdminUpgradesMetadataVersion": "upgradeMetadataVersion",
+    "AdminAltersMinIsr": "alterConfig",
+    "AdminTogglesUncleanElection": "alterConfig",
+    "AdminElectsPreferredLeader": "electLeaders",
     "ControllerFailsOver": "failover",
 }
 #: Controller steps of the model that no Kafka release has: a trace taking one is compared up
@@ -186,7 +189,12 @@ def request_for(model, pre, action, epochs: EpochMap) -> dict | None:
         p = params[0]
         return {"op": op, "partition": p, "replicas": list(model.replicas[p])}
     if op == "electLeaders":
-        return {"op": op, "partition": params[0], "electionType": "unclean"}
+        election = "preferred" if name == "AdminElectsPreferredLeader" else "unclean"
+        return {"op": op, "partition": params[0], "electionType": election}
+    if name == "AdminAltersMinIsr":
+        return {"op": op, "key": "min.insync.replicas", "value": str(params[0])}
+    if name == "AdminTogglesUncleanElection":
+        return {"op": op, "key": "unclean.leader.election.enable", "value": _config_text(not model.unclean_enabled(pre))}
     if op == "upgradeMetadataVersion":
         return {"op": op, "to": METADATA_VERSION_NAMES[-1]}
     if op == "electUncleanLeaders":
@@ -222,7 +230,8 @@ def model_outcome(model, pre, action, post) -> str | None:
     if name == "ControllerHandlesAlterPartition":
         answers = [m for m in sent if m[0] == ALTER_PARTITION_RESPONSE]
         return answers[0][6] if answers else "stale"
-    if name in ("ControllerCreatesPartition", "AdminElectsUncleanLeader", "AdminUpgradesMetadataVersion"):
+    if name in ("ControllerCreatesPartition", "AdminElectsUncleanLeader", "AdminUpgradesMetadataVersion", "AdminAltersMinIsr",
+                "AdminTogglesUncleanElection", "AdminElectsPreferredLeader"):
         return "accepted"  # the model's guard took the request: Kafka must too
     return None
 
@@ -246,7 +255,7 @@ def kafka_outcome(op: str, response: dict) -> str | None:
         if error == "STALE_BROKER_EPOCH":
             return "stale"
         return part_error if error == "NONE" else error
-    if op in ("createPartition", "electLeaders", "upgradeMetadataVersion"):
+    if op in ("createPartition", "electLeaders", "upgradeMetadataVersion", "alterConfig"):
         worst = error if error != "NONE" else part_error
         return "accepted" if worst == "NONE" else worst
     return None
@@ -299,8 +308,16 @@ def model_view(model, s) -> dict:
         }
         if model.settings.records:
             view["recovering"] = part[RECOVERING]
+        if model.settings.dynamic_configs:
+            view["minIsr"] = str(model.min_isr(s))
+            view["uncleanElection"] = _config_text(model.unclean_enabled(s))
         partitions[p] = view
     return {"metadataVersion": METADATA_VERSION_NAMES[s[METADATA_VERSION]], "brokers": brokers, "partitions": partitions}
+
+
+def _config_text(value: bool) -> str:
+    """A boolean topic config as Kafka's ConfigRecord holds it."""
+    return "true" if value else "false"
 
 
 def kafka_view(model, state: dict, epochs: EpochMap) -> dict:
@@ -339,6 +356,9 @@ def kafka_view(model, state: dict, epochs: EpochMap) -> dict:
         }
         if model.settings.records:
             view["recovering"] = part["leaderRecoveryState"] == 1
+        if model.settings.dynamic_configs:
+            view["minIsr"] = part.get("minIsr")
+            view["uncleanElection"] = part.get("uncleanElection")
         partitions[p] = view
     return {"metadataVersion": state["metadataVersion"], "brokers": brokers, "partitions": partitions}
 

@@ -90,6 +90,18 @@ class Settings:
     power_loss: bool = False
     #: min.insync.replicas: a leader takes a record only with at least this many in its ISR
     min_isr: int = 1
+    #: times in the whole run an operator sets the topic's min.insync.replicas to another value (1 to
+    #: replication_factor) while the cluster runs (kafka-configs --alter: IncrementalAlterConfigs); with
+    #: ELR the controller clears the topic's eligible leader replicas in the same batch (ClearElrRecord,
+    #: KAFKA-16540); leaders and elections read the new value
+    min_isr_changes: int = 0
+    #: times in the whole run an operator turns the topic's unclean.leader.election.enable on or off while
+    #: the cluster runs; it starts on with unclean_election = "topic", else off, and the controller's
+    #: elections and its periodic unclean election read its current value (KAFKA-12670)
+    unclean_toggles: int = 0
+    #: an operator may run preferred leader elections (kafka-leader-election --election-type preferred),
+    #: which the controller's auto.leader.rebalance.enable also runs on its own with the same record
+    preferred_elections: bool = False
     #: eligible leader replicas (KIP-966), standing for metadata version 4.0-IV1 or later: an ISR
     #: may shrink to nothing, its lost members stay eligible, and a new incarnation's
     #: registration takes its broker out of ISRs and ELRs (unclean shutdown)
@@ -124,6 +136,11 @@ class Settings:
         With controlled shutdowns, which write them, and with power losses, whose detection at
         the next registration reads them."""
         return self.clean_shutdowns > 0 or self.power_loss
+
+    @property
+    def dynamic_configs(self) -> bool:
+        """Are the topic's configs state (topicConfig), altered while the cluster runs?"""
+        return self.min_isr_changes > 0 or self.unclean_toggles > 0
 
     @property
     def kafka_release(self) -> tuple[int, int, int] | None:
@@ -202,7 +219,7 @@ def _validate(s: Settings) -> None:
         f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {r(s.replication_factor)}",
     )
     for key in ("restarts", "dir_failures", "max_losses", "session_expiries", "clean_shutdowns", "moves", "failovers", "records",
-                "recovery_tool"):
+                "recovery_tool", "min_isr_changes", "unclean_toggles"):
         value = getattr(s, key)
         need(0 <= value <= MAX_COUNT, f"model setting {key!r} must be between 0 and {MAX_COUNT}, not {reprlib.repr(value)}")
     need(1 <= s.max_messages <= MAX_COUNT,
@@ -213,6 +230,8 @@ def _validate(s: Settings) -> None:
         1 <= s.min_isr <= s.replication_factor,
         f"model setting 'min_isr' must be between 1 and replication_factor ({s.replication_factor}), not {r(s.min_isr)}",
     )
+    need(s.min_isr_changes == 0 or s.replication_factor >= 2,
+         "model setting 'min_isr_changes' needs replication_factor >= 2: min.insync.replicas has no other value to take")
     need(not s.elr or (s.semantics == "code" and s.metadata_version == "3.7-IV2" and not s.metadata_upgrade),
          "model setting 'elr' needs semantics = \"code\" and metadata_version = \"3.7-IV2\" without metadata_upgrade: "
          "ELR comes with metadata version 4.0-IV1, in Kafka's code")

@@ -9,7 +9,7 @@ from .state import (
     HEARTBEAT_RESPONSE, ISR, LEADER, MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_CHANGE, PARTITION_RECORD, SESSIONS_EXPIRED, UNCOMMITTED,
     REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, SESSION, bag_add,
-    bag_remove, except_at,
+    bag_remove, except_at, CLEAR_ELR, CONFIG_CHANGES, CONFIG_RECORD, MIN_ISR, TOPIC_CONFIG, UNCLEAN_ENABLED,
 )
 from .uuids import LOST, UNASSIGNED, is_online, is_reserved
 
@@ -546,7 +546,7 @@ class ControllerHandlers:
         """maybeElectUncleanLeaders, the controller's periodic task with the topic's
         unclean.leader.election.enable: an UNCLEAN election (electLeader) for every leaderless
         partition, all in one batch."""
-        if self.settings.unclean_election != "topic" or self.mutant == "unclean_election_not_retried":
+        if not self.controller_unclean_enabled(s) or self.mutant == "unclean_election_not_retried":
             return None
         records = [self.partition_change_record(s, p, election="unclean")
                    for p, part in enumerate(s[PARTITION]) if part is not None and part[LEADER] == NO_LEADER]
@@ -558,6 +558,44 @@ class ControllerHandlers:
         if not self.settings.metadata_upgrade or self.assignment_supported(s):
             return None
         return self.write(s, [(FEATURE_LEVEL, MV_3_7_IV2)])
+
+    def AdminAltersMinIsr(self, s, value):
+        """kafka-configs --alter --add-config min.insync.replicas=``value`` on the topic
+        (ConfigurationControlManager.incrementalAlterConfigs), once it exists: a ConfigRecord, and
+        with ELR a ClearElrRecord in the same batch (createClearElrRecordsAsNeeded, KAFKA-16540):
+        the eligible leader replicas were chosen under the old value."""
+        changes = s[CONFIG_CHANGES]
+        if (not changes or changes[MIN_ISR] >= self.settings.min_isr_changes or value == s[TOPIC_CONFIG][MIN_ISR]
+                or all(part is None for part in s[PARTITION])):
+            return None
+        records = [(CONFIG_RECORD, MIN_ISR, value)]
+        if self.settings.elr and self.mutant != "min_isr_change_keeps_elr":
+            records.append((CLEAR_ELR,))
+        n = self.write(s, records)
+        return None if n is None else self._with(n, configChanges=except_at(changes, MIN_ISR, changes[MIN_ISR] + 1))
+
+    def AdminTogglesUncleanElection(self, s):
+        """kafka-configs --alter on the topic's unclean.leader.election.enable, once it exists: a
+        ConfigRecord turning it on or off.  Nothing is elected at once: the controller's periodic
+        unclean election (ControllerElectsUncleanLeaders) reads the new value."""
+        changes = s[CONFIG_CHANGES]
+        if (not changes or changes[UNCLEAN_ENABLED] >= self.settings.unclean_toggles
+                or all(part is None for part in s[PARTITION])):
+            return None
+        n = self.write(s, [(CONFIG_RECORD, UNCLEAN_ENABLED, not s[TOPIC_CONFIG][UNCLEAN_ENABLED])])
+        return None if n is None else self._with(n, configChanges=except_at(changes, UNCLEAN_ENABLED, changes[UNCLEAN_ENABLED] + 1))
+
+    def AdminElectsPreferredLeader(self, s, p):
+        """kafka-leader-election --election-type preferred (ReplicationControlManager.electLeader),
+        as the controller's auto.leader.rebalance.enable also runs it: ELECTION_NOT_NEEDED when
+        the first replica leads; else the builder's PREFERRED election (the first replica if in
+        the ISR and acceptable, else as any election), and PREFERRED_LEADER_NOT_AVAILABLE
+        (nothing written) when that changes nothing."""
+        part = s[PARTITION][p]
+        if not self.settings.preferred_elections or part is None or part[LEADER] == self.replicas[p][0]:
+            return None
+        record = self.partition_change_record(s, p, election="preferred")
+        return None if record is None else self.write(s, [record])
 
     # -----------------------------------------------------------------------------------------
     # The metadata log (with failovers)

@@ -33,7 +33,8 @@ class DataPlaneActions:
         a designated election (an operator's or the recovery tool's) makes one, and the state is
         kept with the data plane only: without logs nothing reads it."""
         s = self.settings
-        return self.data_plane and (s.elr or s.designated or s.unclean_election != "off" or s.recovery_tool > 0)
+        return self.data_plane and (s.elr or s.designated or s.unclean_election != "off" or s.unclean_toggles > 0
+                                    or s.recovery_tool > 0)
 
     @property
     def no_follower_state(self):
@@ -87,7 +88,7 @@ class DataPlaneActions:
         target = min(len(log) if r == b else state[2][r] for r in maximal)
         old = s[HIGH_WATERMARK][b][p]
         n = self._with(s, followerEnd=except_at(s[FOLLOWER_END], b, except_at(s[FOLLOWER_END][b], p, state)))
-        if target <= old or len(part[ISR]) < self.settings.min_isr:
+        if target <= old or len(part[ISR]) < self.min_isr(self.broker_view(s, b)):
             return n
         n = self._with(n, highWatermark=except_at(n[HIGH_WATERMARK], b, except_at(n[HIGH_WATERMARK][b], p, target)))
         epoch = part[LEADER_EPOCH]
@@ -103,7 +104,7 @@ class DataPlaneActions:
         if s[PRODUCED] >= self.settings.records:
             return None
         part = self.leading(s, b, p)
-        if part is None or len(part[ISR]) < self.settings.min_isr:
+        if part is None or len(part[ISR]) < self.min_isr(self.broker_view(s, b)):
             return None
         log = s[REPLICA_LOG][b][p] + (part[LEADER_EPOCH],)
         n = self._with(s, replicaLog=except_at(s[REPLICA_LOG], b, except_at(s[REPLICA_LOG][b], p, log)),

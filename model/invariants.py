@@ -63,7 +63,7 @@ class Invariants:
         """With ELR: the ELR is empty while the ISR has min.insync.replicas members (KIP-966:
         the ELR holds what the ISR lost below min.insync.replicas)."""
         return not self.settings.elr or all(
-            not part[ELR] for _, part in self._created(s) if len(part[ISR]) >= self.settings.min_isr)
+            not part[ELR] for _, part in self._created(s) if len(part[ISR]) >= self.min_isr(s))
 
     def IsrOnOnlineDirs(self, s) -> bool:
         """Every ISR member's replica is on an online directory, except the last member kept in
@@ -302,7 +302,7 @@ class Invariants:
             # its leader the ISR alone
             alone = c[LEADER] != NO_LEADER and c[ISR] == (c[LEADER],)
             from_elr = self.settings.elr and alone and c[LEADER] in set(a[ISR]) | set(a[ELR]) | set(a[LAST_KNOWN_ELR])
-            unclean = self.settings.unclean_election == "topic" and alone
+            unclean = self.unclean_enabled(s) and alone
             if unfenced_now and a[LEADER] == NO_LEADER and (c[ISR] == a[ISR] or from_elr or unclean):
                 continue
             return False
@@ -328,7 +328,7 @@ class Invariants:
             if c[LEADER] in clean or (c[LEADER] in a[ELR] and c[ISR] == (c[LEADER],)):
                 continue
             allowed = action[0] in ("AdminElectsDesignatedLeader", "AdminElectsUncleanLeader", "ToolElectsLeader") or (
-                self.settings.unclean_election == "topic")
+                self.unclean_enabled(s))
             if not allowed or (self.tracks_recovery and not c[RECOVERING]):
                 return False
         return True
@@ -336,14 +336,16 @@ class Invariants:
     def ElrLeftOnlyForCause(self, s, action, t) -> bool:
         """With ELR, a replica leaves the eligible leader replicas only by joining the ISR, when the
         ISR is back at min.insync.replicas, when its broker registers a new incarnation after an
-        unclean shutdown, or when an election replaces the leader and clears them (KIP-966: the
+        unclean shutdown, when an election replaces the leader and clears them, or when
+        min.insync.replicas changes, under which they were chosen (KIP-966: the
         ELR keeps, while the ISR is short, the replicas that hold everything committed; a clean
         shutdown loses nothing).  A failover's reverting is no change."""
-        if not self.settings.elr or t[PARTITION] is s[PARTITION] or action[0] == "ControllerFailsOver":
+        if (not self.settings.elr or t[PARTITION] is s[PARTITION] or action[0] == "ControllerFailsOver"
+                or self.min_isr(t) != self.min_isr(s)):
             return True
         for p in self.partitions:
             a, c = s[PARTITION][p], t[PARTITION][p]
-            if a is None or len(c[ISR]) >= self.settings.min_isr or c[LEADER] not in (NO_LEADER, a[LEADER]):
+            if a is None or len(c[ISR]) >= self.min_isr(t) or c[LEADER] not in (NO_LEADER, a[LEADER]):
                 continue
             for r in set(a[ELR]) - set(c[ELR]) - set(c[ISR]):
                 if t[REGISTERED_INCARNATION][r] == s[REGISTERED_INCARNATION][r] or self._clean_reregistration(s, action, r):

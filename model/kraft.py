@@ -32,7 +32,7 @@ from .state import (
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
     REGISTERED_INCARNATION, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, STATUS_NAMES, UNCOMMITTED,
-    describe_loss, dir_name,
+    describe_loss, dir_name, CONFIG_CHANGES, TOPIC_CONFIG,
 )
 from .uuids import FIRST_REAL, uuid_name
 
@@ -150,6 +150,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             (),
             (),
             0,
+            (),
+            (),
         )
         if self.data_plane:
             # every replica's log empty; no leader has heard from a follower yet
@@ -166,6 +168,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if st.recovery_tool:
             # the tool has heard from nobody and elected nothing
             state = self._with(state, tool=((((),) * nb,) * npart, (RUNNING_TOOL,) * npart, 0, (-1,) * npart))
+        if st.dynamic_configs:
+            # the topic's configs as the settings give them; none altered yet
+            state = self._with(state, topicConfig=(st.min_isr, st.unclean_election == "topic"), configChanges=(0, 0))
         if self.metadata_log:
             # the log starts empty: the committed image is the initial controller state
             state = self._with(state, committedImage=self.controller_image(state))
@@ -241,8 +246,16 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if self.settings.unclean_election != "off":
             for p in self.partitions:
                 add(("AdminElectsUncleanLeader", p), self.AdminElectsUncleanLeader(s, p))
-        if self.settings.unclean_election == "topic":
+        if self.settings.unclean_election == "topic" or self.settings.unclean_toggles:
             add(("ControllerElectsUncleanLeaders",), self.ControllerElectsUncleanLeaders(s))
+        if self.settings.min_isr_changes:
+            for value in range(1, self.settings.replication_factor + 1):
+                add(("AdminAltersMinIsr", value), self.AdminAltersMinIsr(s, value))
+        if self.settings.unclean_toggles:
+            add(("AdminTogglesUncleanElection",), self.AdminTogglesUncleanElection(s))
+        if self.settings.preferred_elections:
+            for p in self.partitions:
+                add(("AdminElectsPreferredLeader", p), self.AdminElectsPreferredLeader(s, p))
         if self.settings.metadata_upgrade:
             add(("AdminUpgradesMetadataVersion",), self.AdminUpgradesMetadataVersion(s))
         previous = None
@@ -302,6 +315,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if name == "ControllerFailsOver":
             kept = params[0]
             return f"ControllerFailsOver({kept} uncommitted batch{'' if kept == 1 else 'es'} kept)"
+        if name == "AdminAltersMinIsr":
+            return f"AdminAltersMinIsr(min.insync.replicas={params[0]})"
         if params and isinstance(params[0], tuple):  # a message delivered or lost
             return f"{name}({message_label(params[0])})"
         kinds = _PARAM_KINDS.get(name, ())
@@ -367,11 +382,15 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                 "cleanShutdownEpoch": list(s[CLEAN_SHUTDOWN_EPOCH]),
                 "cleanShutdowns": s[CLEAN_SHUTDOWNS],
             } if self.settings.shutdown_files else {}),
+            # only when the topic's configs are altered while the cluster runs
+            **({"topicConfig": controller["topicConfig"],
+                "configChanges": {"minInsyncReplicas": s[CONFIG_CHANGES][0], "uncleanLeaderElectionEnable": s[CONFIG_CHANGES][1]}}
+               if s[TOPIC_CONFIG] else {}),
         }
 
     def describe_controller(self, image) -> dict:
         """The controller's variables (in-memory, or a committed image) as traces show them."""
-        broker_epoch, fenced, online_dirs, partitions, registered_incarnation, metadata_version = image
+        broker_epoch, fenced, online_dirs, partitions, registered_incarnation, metadata_version, topic_config = image
 
         def part_view(part):
             if part is None:
@@ -396,6 +415,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             "partition": [part_view(part) for part in partitions],
             "registeredIncarnation": list(registered_incarnation),
             "metadataVersion": METADATA_VERSION_NAMES[metadata_version],
+            **({"topicConfig": {"minInsyncReplicas": topic_config[0], "uncleanLeaderElectionEnable": topic_config[1]}}
+               if topic_config else {}),
         }
 
 
@@ -421,6 +442,7 @@ _PARAM_KINDS = {
     "ControllerCreatesPartition": ("p",),
     "AdminElectsDesignatedLeader": ("p", "b"),
     "AdminElectsUncleanLeader": ("p",),
+    "AdminElectsPreferredLeader": ("p",),
     "ToolAsksReplicaLogInfo": ("p", "b"),
     "ToolElectsLeader": ("p",),
     "LeaderAppendsRecord": ("b", "p"),

@@ -68,6 +68,12 @@ MUTANTS = {
     "power_loss_reported_clean": "after a power loss the broker registers with its last broker epoch as "
     "previousBrokerEpoch, as after a clean shutdown (KAFKA-15582 missing: the broker's half of clean shutdown "
     "detection), so a replica that lost its unflushed records stays an eligible leader replica",
+    "min_isr_change_keeps_elr": "altering min.insync.replicas leaves the eligible leader replicas as they are "
+    "(KAFKA-16540 missing: no ClearElrRecord), so a replica that left the ISR under the old value stays eligible "
+    "under the new one, which let a smaller ISR commit records it lacks",
+    "unclean_config_read_statically": "the controller's elections read unclean.leader.election.enable as the cluster "
+    "started, not as an operator altered it while it runs (KAFKA-12670's dynamic path missing): turned off, the "
+    "controller still elects unclean leaders",
     "no_leader_epoch_bump_on_isr_shrink": "below metadata version 3.6-IV0, an ISR shrink keeps the leader epoch, "
     "which the brokers' replica manager of those versions needs bumped (KAFKA-15021)",
 }
@@ -108,6 +114,8 @@ CAUGHT_AT = {
     "unclean_not_recovering": "unclean",
     "power_loss_reported_clean": "powerloss",
     "no_leader_epoch_bump_on_isr_shrink": "isrshrink",
+    "min_isr_change_keeps_elr": "dynamicconfig",
+    "unclean_config_read_statically": "uncleantoggle",
     "replay_ignores_log_dirs": "failoverjbod",
     "assignment_not_retried": "lossyprogress",
     "unclean_election_not_retried": "uncleanprogress",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .state import (
     BROKER_EPOCH, BROKER_IMAGE, CLEAN_SHUTDOWN_EPOCH, COMMITTED_IMAGE, IN_CONTROLLED_SHUTDOWN, WANT_SHUTDOWN, FOLLOWER_END, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
     KNOWN_EPOCH, LOGS, METADATA_VERSION, MV_3_7_IV2, NETWORK, NONE, OFF, ONLINE_DIRS, QUEUED,
-    REGISTERED_INCARNATION, RUNNING, STATUS, VARIABLE_INDEX, except_at,
+    REGISTERED_INCARNATION, RUNNING, STATUS, VARIABLE_INDEX, MIN_ISR, TOPIC_CONFIG, UNCLEAN_ENABLED, except_at,
 )
 from .uuids import MIGRATING, UNASSIGNED, is_online
 
@@ -97,6 +97,23 @@ class Operators:
     def acceptable_leader(self, s, b, directory) -> bool:
         """PartitionChangeBuilder's isAcceptableLeader: active (isActive), directory online."""
         return self.active(s, b) and self._controller_thinks_online(s, b, directory)
+
+    def min_isr(self, view) -> int:
+        """The topic's min.insync.replicas in the metadata ``view``: altered while the cluster runs
+        (topicConfig), or as the settings give it."""
+        return view[TOPIC_CONFIG][MIN_ISR] if view[TOPIC_CONFIG] else self.settings.min_isr
+
+    def unclean_enabled(self, view) -> bool:
+        """The topic's unclean.leader.election.enable in the metadata ``view``."""
+        return view[TOPIC_CONFIG][UNCLEAN_ENABLED] if view[TOPIC_CONFIG] else self.settings.unclean_election == "topic"
+
+    def controller_unclean_enabled(self, view) -> bool:
+        """unclean.leader.election.enable as the controller's elections read it
+        (ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic: the topic's dynamic
+        value first); the mutant reads the value the cluster started with."""
+        if self.mutant == "unclean_config_read_statically":
+            return self.settings.unclean_election == "topic"
+        return self.unclean_enabled(view)
 
     def default_dir(self, s, b):
         """ClusterDescriber.defaultDir: where a new replica goes before the broker says (MIGRATING

@@ -427,4 +427,11 @@ def _counters(now: _View, before: _View | None) -> str:
         # failovers only where the metadata log is modeled (a committed image kept)
         and (name != "failoversDone" or now.get("committedImage"))
     )
+    if isinstance(now.get("topicConfig"), dict):
+        # the topic's configs, where an operator alters them while the cluster runs
+        unclean = now.at("topicConfig", "uncleanLeaderElectionEnable")
+        cells += "".join(
+            f'<TD{_bg(_differs(now, before, "topicConfig", key))}><FONT POINT-SIZE="9">{_e(text)}</FONT></TD>'
+            for key, text in (("minInsyncReplicas", f"min.insync.replicas {now.at('topicConfig', 'minInsyncReplicas')}"),
+                              ("uncleanLeaderElectionEnable", f"unclean elections {'on' if unclean else 'off'}")))
     return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2"><TR>{cells or "<TD></TD>"}</TR></TABLE>'

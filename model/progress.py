@@ -151,7 +151,7 @@ class Progress:
         if part is None or part[LEADER] != NO_LEADER:
             return False
         candidates = part[ISR] or (part[ELR] if self.settings.elr else ())
-        if self.settings.unclean_election == "topic":
+        if self.unclean_enabled(s):
             candidates = self.replicas[p]
         return any(self.registered(s, r) and not s[FENCED][r]
                    and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)) for r in candidates)

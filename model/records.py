@@ -9,7 +9,7 @@ from .state import (
     ACKED, REPLICA_LOG, BROKER_EPOCH, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER, RECOVERING, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
     ONLINE_DIRS, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, PARTITION_RECORD,
     REGISTERED_INCARNATION, REGISTER_BROKER, AWAITED_HEARTBEATS, IN_CONTROLLED_SHUTDOWN, LOST_BY_ELECTION, except_at,
-    given_up_unless, holds,
+    given_up_unless, holds, CLEAR_ELR, CONFIG_RECORD, TOPIC_CONFIG, MIN_ISR,
 )
 
 
@@ -30,7 +30,8 @@ class Records:
         directories.  ``target_isr``: the ISR a leader's AlterPartition asks for
         (setTargetIsrWithBrokerStates), instead; ``recovered``: it also reports its recovery
         done (setTargetLeaderRecoveryState).  ``unclean_shutdown`` leaves the ISR and the ELR
-        and may not lead (handleBrokerUncleanShutdown).  ``election``: "online" or "unclean",
+        and may not lead (handleBrokerUncleanShutdown).  ``election``: "online", "unclean" or
+        "preferred" (the first replica if valid, then as "online"),
         by default the topic's unclean.leader.election.enable; ``elr_enabled``: by default the
         metadata version's (handleAssignReplicasToDirs' builder leaves it off).  With ELR an ISR
         shorter than min.insync.replicas keeps the members it lost as eligible leader replicas,
@@ -41,7 +42,7 @@ class Records:
         leader, isr, dirs, elr, known = part[LEADER], part[ISR], part[DIRS], part[ELR], part[LAST_KNOWN_ELR]
         elr_on = self.settings.elr if elr_enabled is None else elr_enabled
         if election is None:
-            election = "unclean" if self.settings.unclean_election == "topic" else "online"
+            election = "unclean" if self.controller_unclean_enabled(view) else "online"
         target_dirs = dirs if new_dirs is None else new_dirs
         judged_dirs = target_dirs if acceptor_dirs is None else acceptor_dirs
         if target_isr is None:
@@ -54,7 +55,7 @@ class Records:
         # known leader there instead, useLastKnownLeaderInBalancedRecovery)
         target_elr = elr
         if elr_on:
-            if len(target_isr) >= self.settings.min_isr:
+            if len(target_isr) >= self.min_isr(view):
                 target_elr = ()
             else:
                 candidates = set(elr) | set(isr)
@@ -72,7 +73,9 @@ class Records:
             return (r in target_isr or (not target_isr and r in target_elr)) and acceptable(r)
 
         unclean = False
-        if leader != NO_LEADER and valid(leader):
+        if election == "preferred" and valid(replicas[0]):
+            new_leader = replicas[0]  # electPreferredLeader: the first replica first
+        elif leader != NO_LEADER and valid(leader):
             new_leader = leader
         else:
             new_leader = next((r for r in replicas if valid(r)), NO_LEADER)
@@ -152,6 +155,16 @@ class Records:
             elif record[0] == FEATURE_LEVEL:
                 # FeatureControlManager.replay(FeatureLevelRecord)
                 s = self._with(s, metadataVersion=record[1])
+            elif record[0] == CONFIG_RECORD:
+                # ConfigurationControlManager.replay(ConfigRecord)
+                s = self._with(s, topicConfig=except_at(s[TOPIC_CONFIG], record[1], record[2]))
+            elif record[0] == CLEAR_ELR:
+                # ReplicationControlManager.replay(ClearElrRecord): every partition that has an ELR or
+                # a last known leader merges a record emptying both (its partition epoch goes up)
+                cleared = tuple(part if part is None or not (part[ELR] or part[LAST_KNOWN_ELR])
+                                else self.merged(part, (PARTITION_CHANGE, p, NO_LEADER_CHANGE, None, None, (), (), None))
+                                for p, part in enumerate(s[PARTITION]))
+                s = self._with(s, partition=cleared)
             else:
                 _, b, fenced, log_dirs, in_controlled_shutdown = record
                 if fenced is not None:
@@ -281,6 +294,12 @@ def record_label(record: tuple) -> str:
                 f"{'fenced' if fenced else 'unfenced'}, logDirs {[dir_name(d) for d in log_dirs]})")
     if kind == FEATURE_LEVEL:
         return f"FeatureLevel(metadata.version {METADATA_VERSION_NAMES[record[1]]})"
+    if kind == CONFIG_RECORD:
+        key = "min.insync.replicas" if record[1] == MIN_ISR else "unclean.leader.election.enable"
+        value = str(record[2]).lower() if isinstance(record[2], bool) else record[2]
+        return f"Config({key}={value})"
+    if kind == CLEAR_ELR:
+        return "ClearElr"
     _, b, fenced, log_dirs, in_controlled_shutdown = record
     said = [] if fenced is None else ["fenced" if fenced else "unfenced"]
     said += [f"logDirs {[dir_name(d) for d in log_dirs]}"] if log_dirs else []

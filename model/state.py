@@ -68,6 +68,10 @@ VARIABLES = (
     "cleanShutdownEpoch",  # broker -> the broker epoch in its directories' clean-shutdown files, which the
     # incarnation that read them at start registers with as previousBrokerEpoch; -1: none
     "cleanShutdowns",  # controlled shutdowns begun so far
+    # Dynamic topic configs, when an operator may alter them while the cluster runs (else () throughout):
+    "topicConfig",  # controller: <<min.insync.replicas, unclean.leader.election.enable>> as its ConfigRecords
+    # leave them (every topic alike)
+    "configChanges",  # <<min.insync.replicas changes, unclean.leader.election.enable toggles>> so far
 )
 (
     STATUS,
@@ -107,13 +111,17 @@ VARIABLES = (
     WANT_SHUTDOWN,
     CLEAN_SHUTDOWN_EPOCH,
     CLEAN_SHUTDOWNS,
+    TOPIC_CONFIG,
+    CONFIG_CHANGES,
 ) = range(len(VARIABLES))
 # The recovery tool's outcome for a partition: still trying, elected a leader, or found the
 # partition online again (reported instead of an election).
 RUNNING_TOOL, ELECTED_BY_TOOL, FOUND_ONLINE = 0, 1, 2
 TOOL_OUTCOME_NAMES = ("RUNNING", "ELECTED", "FOUND_ONLINE")
 #: The controller's in-memory state, in the order of a committed image.
-CONTROLLER_VARIABLES = (BROKER_EPOCH, FENCED, ONLINE_DIRS, PARTITION, REGISTERED_INCARNATION, METADATA_VERSION)
+CONTROLLER_VARIABLES = (BROKER_EPOCH, FENCED, ONLINE_DIRS, PARTITION, REGISTERED_INCARNATION, METADATA_VERSION, TOPIC_CONFIG)
+# topicConfig's fields
+MIN_ISR, UNCLEAN_ENABLED = 0, 1
 
 # metadata.version: below IBP_3_7_IV2 brokers register no directories and nothing is assigned
 # (MetadataVersion.isDirectoryAssignmentSupported); at or above it KIP-858 is in force.
@@ -161,6 +169,8 @@ REGISTRATION_CHANGE = "BrokerRegistrationChange"  # <<kind, b, fenced (True, Fal
 REGISTER_BROKER = "RegisterBroker"  # <<kind, b, incarnation ID, broker epoch, fenced, logDirs>>
 PARTITION_RECORD = "Partition"  # <<kind, p, leader, isr, dirs>>: a new partition, both epochs 0
 FEATURE_LEVEL = "FeatureLevel"  # <<kind, metadata version>>
+CONFIG_RECORD = "Config"  # <<kind, field of topicConfig (MIN_ISR or UNCLEAN_ENABLED), value>>: ConfigRecord, every topic
+CLEAR_ELR = "ClearElr"  # <<kind>>: ClearElrRecord, every topic (its partitions' ELR and lastKnownElr emptied)
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves it alone (Kafka's -2)
 
 # Messages: a tuple whose first item is its kind, then the sender broker and its broker epoch
@@ -223,6 +233,9 @@ ACTIONS = (
     "AdminElectsUncleanLeader",
     "ControllerElectsUncleanLeaders",
     "AdminUpgradesMetadataVersion",
+    "AdminAltersMinIsr",
+    "AdminTogglesUncleanElection",
+    "AdminElectsPreferredLeader",
     "NetworkLosesMessage",
     "ControllerCommits",
     "ControllerFailsOver",

@@ -31,7 +31,7 @@ def bv(small: int):
 
 def fixed_to(s: ControllerState, image: tuple) -> z3.BoolRef:
     """``s`` equal to the model's controller image (``Records.controller_image``) for partition 0."""
-    epochs, fenced, online, partitions, _, _ = image
+    epochs, fenced, online, partitions = image[:4]
     claims = []
     for b, r in enumerate(s.registrations):
         claims += [r.epoch == epochs[b], r.fenced == fenced[b]]
@@ -55,7 +55,7 @@ def fixed_to(s: ControllerState, image: tuple) -> z3.BoolRef:
 def agrees_with(s: ControllerState, image: tuple) -> z3.BoolRef:
     """``s`` holds what the model's controller image says, whatever the slot order of its
     registrations' directories and the UUIDs of unlisted slots."""
-    epochs, fenced, online, partitions, _, _ = image
+    epochs, fenced, online, partitions = image[:4]
     claims = []
     for b, r in enumerate(s.registrations):
         wanted = [bv(d) for d in online[b]]

@@ -41,6 +41,9 @@ CONSTANTS
     MinIsr,                   \* min.insync.replicas
     ElrEnabled,               \* KIP-966's eligible leader replicas (metadata version 4.0-IV1 and later)
     UncleanElection,          \* "off", "admin" (ElectLeaders UNCLEAN) or "topic" (unclean.leader.election.enable)
+    MaxMinIsrChanges,         \* times an operator alters the topic's min.insync.replicas in the whole run
+    MaxUncleanToggles,        \* times an operator turns the topic's unclean.leader.election.enable on or off
+    PreferredElections,       \* an operator may run preferred leader elections
     MaxToolRequests,          \* KIP-1275's recovery tool: requests it may send in the whole run; 0: not run
     ToolEpoch,                \* "current" (KIP-1275's PartitionLeaderEpoch) or "last_written" (KIP-966's)
     ToolEpochCheck,           \* the tool's elections carry the leader epoch it saw (finding 10's fix)
@@ -165,7 +168,10 @@ VARIABLES
     wantShutdown,   \* broker -> has the running process begun a controlled shutdown (wantShutDown)
     cleanShutdownEpoch, \* broker -> the broker epoch in its directories' clean-shutdown files, which the
                         \* incarnation that read them at start registers with (previousBrokerEpoch); -1: none
-    cleanShutdowns  \* controlled shutdowns begun so far
+    cleanShutdowns, \* controlled shutdowns begun so far
+    \* Dynamic topic configs, when an operator may alter them while the cluster runs (else <<>> throughout):
+    topicConfig,    \* controller: [minIsr, unclean] as its ConfigRecords leave them (every topic alike)
+    configChanges   \* [minIsr, unclean]: min.insync.replicas changes and unclean toggles so far
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
@@ -173,7 +179,8 @@ vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           knownEpoch, registeredIncarnation, metadataVersion,
           committedImage, uncommitted, failoversDone, brokerImage,
           replicaLog, highWatermark, followerEnd, acked, produced, flushed, tool, session, sessionsExpired,
-          inControlledShutdown, awaitedHeartbeats, wantShutdown, cleanShutdownEpoch, cleanShutdowns>>
+          inControlledShutdown, awaitedHeartbeats, wantShutdown, cleanShutdownEpoch, cleanShutdowns,
+          topicConfig, configChanges>>
 \* What a broker's crash keeps of the data plane (its followerEnd is in memory).
 dataKept == <<replicaLog, highWatermark, acked, produced, flushed>>
 dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced, flushed>>
@@ -183,8 +190,8 @@ brokerVarsButAcked == <<brokerStatus, incarnation, dirIds, dirState, logs, futur
                         replicaLog, highWatermark, followerEnd, produced, flushed>>
 logVars == <<committedImage, uncommitted, failoversDone>>
 \* The controller's state: in memory, and (with failovers) its metadata log.
-controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, logVars>>
-counters == <<nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired>>
+controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, logVars>>
+counters == <<nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges>>
 \* Controlled shutdown: the controller's side (its registrations' flags and BrokerHeartbeatManager's
 \* offsets), the brokers' (a shutdown asked for, the clean-shutdown files), and the count.
 heartbeatVars == <<inControlledShutdown, awaitedHeartbeats>>
@@ -208,6 +215,16 @@ LeastLoadedOnlineSlot(b) ==
 \* The data plane is modeled: records are produced, replicas keep logs.
 DataPlane == MaxRecords > 0
 ToolOn == MaxToolRequests > 0
+\* The topic's configs are state (topicConfig), altered while the cluster runs.
+DynamicConfigs == MaxMinIsrChanges > 0 \/ MaxUncleanToggles > 0
+\* min.insync.replicas and unclean.leader.election.enable in a topic config `tc` (the controller's,
+\* or an image's): as altered, or as the constants give them.
+MinIsrIn(tc) == IF DynamicConfigs THEN tc.minIsr ELSE MinIsr
+UncleanIn(tc) == IF DynamicConfigs THEN tc.unclean ELSE UncleanElection = "topic"
+\* unclean.leader.election.enable as the controller's elections read it (the topic's dynamic value
+\* first, uncleanLeaderElectionEnabledForTopic); the mutant reads the value the cluster started with.
+ControllerUnclean ==
+    IF Mutant = "unclean_config_read_statically" THEN UncleanElection = "topic" ELSE UncleanIn(topicConfig)
 
 Registered(b) == brokerEpoch[b] > 0
 EpochIsCurrent(b, e) == Registered(b) /\ brokerEpoch[b] = e
@@ -292,7 +309,7 @@ AcceptableAs(r, remove, add, unclean, acceptDirs, ep, fen, od) ==
 \* maybePopulateTargetElr
 TargetElr(part, targetIsr, unclean, elrOn) ==
     IF ~elrOn THEN part.elr
-    ELSE IF Cardinality(targetIsr) >= MinIsr THEN {}
+    ELSE IF Cardinality(targetIsr) >= MinIsrIn(topicConfig) THEN {}
     ELSE (part.elr \cup part.isr) \ (targetIsr \cup {unclean})
 \* isValidNewLeader: in the ISR, or in the ELR when the ISR is empty, and acceptable
 ValidLeaders(p, targetIsr, elr0, acceptable) ==
@@ -302,7 +319,8 @@ FirstIn(p, S) == IF S = {} THEN NoLeader ELSE Replicas(p)[Min({k \in 1 .. Replic
 \* fixed), then for an "unclean" election any acceptable replica
 Elect(part, p, targetIsr, elr0, acceptable, election, elrOn) ==
     LET valid == ValidLeaders(p, targetIsr, elr0, acceptable)
-    IN IF part.leader # NoLeader /\ part.leader \in valid THEN <<part.leader, FALSE>>
+    IN IF election = "preferred" /\ Replicas(p)[1] \in valid THEN <<Replicas(p)[1], FALSE>>  \* electPreferredLeader
+       ELSE IF part.leader # NoLeader /\ part.leader \in valid THEN <<part.leader, FALSE>>
        ELSE IF valid # {} THEN <<FirstIn(p, valid), FALSE>>
        ELSE IF elrOn /\ elr0 = {} /\ targetIsr = {} /\ Cardinality(part.lastKnownElr) = 1
                /\ (part.lastKnownElr \subseteq acceptable \/ Mutant = "elect_unacceptable_last_leader"
@@ -349,7 +367,7 @@ Build(part, p, targetIsr, remove, add, unclean, newDirs, acceptDirs, election, e
               {r \in ReplicaSet(p) : AcceptableAs(r, remove, add, unclean, acceptDirs, ep, fen, od)},
               newDirs, election, elrOn, recovered)
 \* The topic's election, with unclean.leader.election.enable.
-TopicElection == IF UncleanElection = "topic" THEN "unclean" ELSE "online"
+TopicElection == IF ControllerUnclean THEN "unclean" ELSE "online"
 \* generateLeaderAndIsrUpdates: `remove` out of the ISR; a replica judged on acceptDirs (Kafka's
 \* LeaderAcceptor reads the registration the builder started from).
 ChangeRecordJudging(part, p, remove, add, newDirs, acceptDirs, keepInIsr, ep, fen, od) ==
@@ -370,6 +388,9 @@ IsrChangeRecord(part, p, isr, recovered, ep, fen, od) ==
 \* electLeader with ElectionType.UNCLEAN (an admin's, or the controller's periodic task).
 UncleanElectionRecord(part, p, ep, fen, od) ==
     Build(part, p, part.isr, NONE, NONE, NONE, part.dirs, part.dirs, "unclean", ElrEnabled, FALSE, ep, fen, od)
+\* electLeader with ElectionType.PREFERRED: the first replica if valid, then as any election.
+PreferredElectionRecord(part, p, ep, fen, od) ==
+    Build(part, p, part.isr, NONE, NONE, NONE, part.dirs, part.dirs, "preferred", ElrEnabled, FALSE, ep, fen, od)
 ChangeRecord(part, p, remove, add, newDirs, keepInIsr, ep, fen, od) ==
     ChangeRecordJudging(part, p, remove, add, newDirs, newDirs, keepInIsr, ep, fen, od)
 
@@ -405,7 +426,7 @@ ChangePartition(part, p, remove, newDirs, keepInIsr, ep, fen, od) ==
 LogOn == Failovers > 0
 CurrentImage == [brokerEpoch |-> brokerEpoch, fenced |-> fenced, onlineDirs |-> onlineDirs,
                  partition |-> partition, registeredIncarnation |-> registeredIncarnation,
-                 metadataVersion |-> metadataVersion]
+                 metadataVersion |-> metadataVersion, topicConfig |-> topicConfig]
 \* The metadata brokers read: brokers replay committed records only.
 Published == IF LogOn THEN committedImage ELSE CurrentImage
 \* The metadata broker b acts on: the image it has loaded when the brokers' lag is modeled.
@@ -437,6 +458,15 @@ RegisterBrokerRec(b, inc, epoch, fen, logDirs) ==
     [kind |-> "RegisterBroker", broker |-> b, incarnation |-> inc, epoch |-> epoch, fenced |-> fen, logDirs |-> logDirs]
 PartitionRec(p, leader, isr, dirs) == [kind |-> "Partition", partition |-> p, leader |-> leader, isr |-> isr, dirs |-> dirs]
 FeatureLevelRec(version) == [kind |-> "FeatureLevel", version |-> version]
+\* ConfigRecord (every topic alike): key "minIsr" or "unclean"
+ConfigRec(key, value) == [kind |-> "Config", key |-> key, value |-> value]
+\* ClearElrRecord (every topic)
+ClearElrRec == [kind |-> "ClearElr"]
+\* ReplicationControlManager.replay(ClearElrRecord): a partition with an ELR or a last known leader
+\* merges a record emptying both (its partition epoch goes up).
+ElrCleared(part) ==
+    IF part = NoPartition \/ (part.elr = {} /\ part.lastKnownElr = {}) THEN part
+    ELSE [part EXCEPT !.elr = {}, !.lastKnownElr = {}, !.partitionEpoch = @ + 1]
 \* The PartitionChangeRecords of a sequence that change something (those are written).
 Written(recs) == SelectSeq(recs, LAMBDA r : r.kind # "PartitionChange" \/ ~NoChange(r))
 \* A PartitionChangeRecord that changes nothing (never written: Written drops it).
@@ -458,6 +488,10 @@ ReplayRecord(img, r) ==
                         !.fenced[r.broker] = r.fenced, !.onlineDirs[r.broker] = r.logDirs]
       [] r.kind = "FeatureLevel" ->
             [img EXCEPT !.metadataVersion = r.version]
+      [] r.kind = "Config" ->
+            [img EXCEPT !.topicConfig[r.key] = r.value]
+      [] r.kind = "ClearElr" ->
+            [img EXCEPT !.partition = [p \in Partitions |-> ElrCleared(@[p])]]
       [] OTHER ->    \* BrokerRegistrationChange: an empty logDirs means "no change"
             [img EXCEPT !.fenced[r.broker] = IF r.setFenced THEN r.fenced ELSE @,
                         !.onlineDirs[r.broker] = IF r.logDirs # {} /\ Mutant # "replay_ignores_log_dirs"
@@ -571,6 +605,9 @@ Init ==
     /\ knownEpoch = [b \in Brokers |-> 0]
     /\ registeredIncarnation = [b \in Brokers |-> 0]
     /\ metadataVersion = InitialMetadataVersion
+    \* the topic's configs as the constants give them; none altered yet
+    /\ topicConfig = IF DynamicConfigs THEN [minIsr |-> MinIsr, unclean |-> UncleanElection = "topic"] ELSE <<>>
+    /\ configChanges = IF DynamicConfigs THEN [minIsr |-> 0, unclean |-> 0] ELSE <<>>
     \* the log starts empty: the committed image is the initial controller state
     /\ committedImage = IF LogOn THEN CurrentImage ELSE <<>>
     /\ uncommitted = <<>>
@@ -648,7 +685,7 @@ BrokerStarts(b) ==
                                                            IF p \in emptied THEN 0 ELSE flushed[b][p]]]
                                     ELSE flushed
                  ELSE UNCHANGED <<replicaLog, highWatermark, acked, flushed>>
-           /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted, sessionsExpired,
+           /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges,
                           followerEnd, produced, tool, session, shutdownVars>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
@@ -758,7 +795,7 @@ BrokerFailsDir(b, i) ==
              ELSE /\ queued' = [queued EXCEPT ![b] = newQueued]
                   /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd, brokerShutdownVars>>
     /\ dirFailures' = dirFailures + 1
-    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted, sessionsExpired,
+    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted, sessionsExpired, configChanges,
                    dataKept, tool, session, heartbeatVars, cleanShutdowns>>
 
 \* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs), asks
@@ -915,7 +952,7 @@ BrokerStartsMove(b, p, t) ==
     /\ future' = [future EXCEPT ![b][p] = t]
     /\ movesStarted' = movesStarted + 1
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, brokerImage, controllerVars,
-                   network, nextUuid, dirFailures, lostMessages, sessionsExpired, dataVars, tool, session, shutdownVars>>
+                   network, nextUuid, dirFailures, lostMessages, sessionsExpired, configChanges, dataVars, tool, session, shutdownVars>>
 
 \* The future replica caught up: move the assignment first, promote once acknowledged.
 BrokerFutureCaughtUp(b, p) ==
@@ -1004,7 +1041,7 @@ Register(m, sessionExpired) ==
             /\ inControlledShutdown' = IF CleanShutdownsOn /\ ~same THEN [inControlledShutdown EXCEPT ![b] = FALSE]
                                       ELSE inControlledShutdown
             /\ awaitedHeartbeats' = IF CleanShutdownsOn THEN OffsetForgotten(awaitedHeartbeats, b, TRUE) ELSE awaitedHeartbeats
-            /\ UNCHANGED metadataVersion
+            /\ UNCHANGED <<metadataVersion, topicConfig>>
 
 \* registerBroker.  Semantics "code": Register, the registered incarnation's session taken as
 \* still valid while it has one (HasSession).  Semantics "kip": the incarnation number is the
@@ -1036,7 +1073,7 @@ ControllerHandlesRegistration(m) ==
                      IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
                      THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
                      ELSE partition[p]]
-               /\ UNCHANGED <<metadataVersion, logVars, session, heartbeatVars>>
+               /\ UNCHANGED <<metadataVersion, topicConfig, logVars, session, heartbeatVars>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
 \* registerBroker for a new incarnation once the registered incarnation is gone and its session
@@ -1209,7 +1246,7 @@ ControllerHandlesHeartbeat(m) ==
                        /\ partition' = parts2
                        /\ network' = Send(net, response)
                        /\ UNCHANGED <<logVars, heartbeatVars>>
-               /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion>>
+               /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion, topicConfig>>
        /\ HeardFrom(b, m.epoch)
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
@@ -1253,7 +1290,7 @@ FenceExpired(b) ==
     /\ IF Semantics = "code" THEN LogWrite(network, fenceRecs, NoResponse) ELSE UNCHANGED <<network, logVars>>
     \* the fencing record's replay ends the broker's controlled shutdown in BrokerHeartbeatManager
     /\ awaitedHeartbeats' = IF CleanShutdownsOn THEN OffsetForgotten(awaitedHeartbeats, b, TRUE) ELSE awaitedHeartbeats
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, tool,
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, tool,
                    inControlledShutdown, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
 \* maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down or was
@@ -1279,7 +1316,7 @@ ControllerFencesSilentBroker(b) ==
     /\ Alive(b)
     /\ FenceExpired(b)
     /\ sessionsExpired' = sessionsExpired + 1
-    /\ UNCHANGED <<nextUuid, dirFailures, lostMessages, movesStarted>>
+    /\ UNCHANGED <<nextUuid, dirFailures, lostMessages, movesStarted, configChanges>>
 
 \* AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and if it is
 \* not online for the broker (LOST, unknown) take the replica out as for a failed directory.
@@ -1300,7 +1337,7 @@ ControllerHandlesAssignment(m) ==
           THEN network' = net /\ UNCHANGED controllerVars
           ELSE IF partition[p] = NoPartition \/ b \notin ReplicaSet(p)
           THEN /\ LogWrite(net, <<>>, Response(FALSE))     \* a per-partition error in the response
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion>>
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig>>
           ELSE LET part == partition[p]
                    dirs == [part.dirs EXCEPT ![b] = m.dir]
                    online == ControllerThinksOnline(b, m.dir, onlineDirs)
@@ -1316,7 +1353,7 @@ ControllerHandlesAssignment(m) ==
                   /\ partition' = [partition EXCEPT ![p] =
                         IF Semantics = "code" THEN codePart
                         ELSE ChangePartition(part, p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
-                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
+                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it leaves
@@ -1333,7 +1370,7 @@ ControllerHandlesAlterReplicaState(m) ==
                                        brokerEpoch, fenced, onlineDirs)
                IN /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
                   /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>), NoResponse)
-                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
+                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
@@ -1349,7 +1386,7 @@ ControllerCreatesPartition(p) ==
              NewPartition(Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])]
        /\ LogWrite(network, <<PartitionRec(p, Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])>>,
                    NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session, shutdownVars>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, counters, tool, session, shutdownVars>> /\ GiveUp
 
 -----------------------------------------------------------------------------
 (* Admin and network *)
@@ -1374,7 +1411,7 @@ DesignatedElection(p, b) ==
     IN
     /\ partition' = [partition EXCEPT ![p] = Merge(part, rec)]
     /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, session, shutdownVars>> /\ GiveUp
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, counters, session, shutdownVars>> /\ GiveUp
 
 \* An operator's kafka-leader-election --election-type designated (KIP-1275).
 AdminElectsDesignatedLeader(p, b) ==
@@ -1394,7 +1431,7 @@ AdminElectsUncleanLeader(p) ==
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session, shutdownVars>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* maybeElectUncleanLeaders, the controller's periodic task with the topic's
 \* unclean.leader.election.enable: an UNCLEAN election for every leaderless partition, in one batch.
@@ -1403,12 +1440,12 @@ ControllerElectsUncleanLeaders ==
         Rec(p) == UncleanElectionRecord(partition[p], p, brokerEpoch, fenced, onlineDirs)
         recs == Written([k \in 1 .. NumPartitions |-> LET p == k - 1 IN
                             IF Leaderless(p) THEN PartitionChangeRec(p, Rec(p)) ELSE NoChangeRec(p)])
-    IN /\ UncleanElection = "topic"
+    IN /\ ControllerUnclean
        /\ Mutant # "unclean_election_not_retried"
        /\ recs # <<>>
        /\ partition' = [p \in Partitions |-> IF Leaderless(p) THEN Merge(partition[p], Rec(p)) ELSE partition[p]]
        /\ LogWrite(network, recs, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, counters, tool, session, shutdownVars>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord.
 AdminUpgradesMetadataVersion ==
@@ -1416,7 +1453,53 @@ AdminUpgradesMetadataVersion ==
     /\ metadataVersion # "3.7-IV2"
     /\ metadataVersion' = "3.7-IV2"
     /\ LogWrite(network, <<FeatureLevelRec("3.7-IV2")>>, NoResponse)
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, counters, tool, session, shutdownVars>>
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, topicConfig, counters, tool, session, shutdownVars>>
+
+\* The topic exists (an operator can alter only an existing topic's configs).
+TopicExists == \E p \in Partitions : partition[p] # NoPartition
+\* kafka-configs --alter --add-config min.insync.replicas=v on the topic
+\* (ConfigurationControlManager.incrementalAlterConfigs): a ConfigRecord, and with ELR a
+\* ClearElrRecord in the same batch (createClearElrRecordsAsNeeded, KAFKA-16540): the eligible
+\* leader replicas were chosen under the old value.
+AdminAltersMinIsr(v) ==
+    LET clear == ElrEnabled /\ Mutant # "min_isr_change_keeps_elr" IN
+    /\ DynamicConfigs
+    /\ configChanges.minIsr < MaxMinIsrChanges
+    /\ v # topicConfig.minIsr
+    /\ TopicExists
+    /\ topicConfig' = [topicConfig EXCEPT !.minIsr = v]
+    /\ partition' = IF clear THEN [p \in Partitions |-> ElrCleared(partition[p])] ELSE partition
+    /\ LogWrite(network, <<ConfigRec("minIsr", v)>> \o (IF clear THEN <<ClearElrRec>> ELSE <<>>), NoResponse)
+    /\ configChanges' = [configChanges EXCEPT !.minIsr = @ + 1]
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion,
+                   nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, tool, session, shutdownVars>>
+
+\* kafka-configs --alter on the topic's unclean.leader.election.enable: a ConfigRecord turning it
+\* on or off.  Nothing is elected at once: the periodic unclean election reads the new value.
+AdminTogglesUncleanElection ==
+    /\ DynamicConfigs
+    /\ configChanges.unclean < MaxUncleanToggles
+    /\ TopicExists
+    /\ topicConfig' = [topicConfig EXCEPT !.unclean = ~@]
+    /\ LogWrite(network, <<ConfigRec("unclean", ~topicConfig.unclean)>>, NoResponse)
+    /\ configChanges' = [configChanges EXCEPT !.unclean = @ + 1]
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion,
+                   nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, tool, session, shutdownVars>>
+
+\* kafka-leader-election --election-type preferred (ReplicationControlManager.electLeader), as the
+\* controller's auto.leader.rebalance.enable also runs it: ELECTION_NOT_NEEDED when the first
+\* replica leads; else the builder's PREFERRED election, and PREFERRED_LEADER_NOT_AVAILABLE
+\* (nothing written) when that changes nothing.
+AdminElectsPreferredLeader(p) ==
+    LET rec == PreferredElectionRecord(partition[p], p, brokerEpoch, fenced, onlineDirs)
+    IN /\ PreferredElections
+       /\ partition[p] # NoPartition
+       /\ partition[p].leader # Replicas(p)[1]
+       /\ ~NoChange(rec)
+       /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
+       /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig,
+                      counters, tool, session, shutdownVars>> /\ GiveUp
 
 NetworkLosesMessage(m) ==
     /\ lostMessages < MaxLosses
@@ -1428,8 +1511,8 @@ NetworkLosesMessage(m) ==
           /\ brokerStatus[m.broker] = "RUNNING" /\ m.epoch = knownEpoch[m.broker]
           /\ queued[m.broker][m.partition] = m.dir
        THEN /\ queued' = [queued EXCEPT ![m.broker][m.partition] = GIVEN_UP]
-            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, tool, session, shutdownVars>>
-       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, tool, session, shutdownVars>>
+            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, configChanges, tool, session, shutdownVars>>
+       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, configChanges, tool, session, shutdownVars>>
 
 (* The metadata log (with failovers) *)
 
@@ -1440,7 +1523,7 @@ ControllerCommits ==
     /\ committedImage' = Replay(committedImage, Head(uncommitted).records)
     /\ uncommitted' = Tail(uncommitted)
     /\ network' = Send(network, Head(uncommitted).response)
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion,
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig,
                    failoversDone, counters, tool, session, shutdownVars>>
 
 \* The active controller fails and another takes over.  Raft's new leader holds the committed
@@ -1457,6 +1540,7 @@ ControllerFailsOver(kept) ==
     /\ partition' = img.partition
     /\ registeredIncarnation' = img.registeredIncarnation
     /\ metadataVersion' = img.metadataVersion
+    /\ topicConfig' = img.topicConfig
     /\ committedImage' = img
     /\ uncommitted' = <<>>
     /\ failoversDone' = failoversDone + 1
@@ -1510,13 +1594,13 @@ PendingIsr(net, b, p, le) ==
 \* the members a pending AlterPartition adds), the leader's own log being `log`; under
 \* min.insync.replicas it stays (KAFKA-15583: isUnderMinIsr reads the ISR the metadata holds).
 HwTarget(b, p, part, st, log, net) ==
-    IF Cardinality(part.isr) < MinIsr THEN highWatermark[b][p]
+    IF Cardinality(part.isr) < MinIsrIn(BrokerView(b).topicConfig) THEN highWatermark[b][p]
     ELSE Min({IF r = b THEN Len(log) ELSE st.ends[r] : r \in part.isr \cup PendingIsr(net, b, p, part.leaderEpoch) \cup {b}})
 NewHw(old, target) == IF target > old THEN target ELSE old
 \* The records of the leader's own epoch the high watermark passes, acknowledged if the ISR still
 \* has min.insync.replicas members (checkEnoughReplicasReachOffset).
 NewlyAcked(b, part, log, old, target) ==
-    IF target <= old \/ Cardinality(part.isr) < MinIsr THEN {}
+    IF target <= old \/ Cardinality(part.isr) < MinIsrIn(BrokerView(b).topicConfig) THEN {}
     ELSE {<<o, part.leaderEpoch, b, Kept>> : o \in {o \in old .. target - 1 : log[o + 1] = part.leaderEpoch}}
 \* Replica b can fetch p from leader l in leader epoch le.
 FetchingFrom(b, p, l, le) ==
@@ -1537,7 +1621,7 @@ LeaderAppendsRecord(b, p) ==
     IN /\ DataPlane
        /\ produced < MaxRecords
        /\ Leads(b, p)
-       /\ Cardinality(part.isr) >= MinIsr
+       /\ Cardinality(part.isr) >= MinIsrIn(BrokerView(b).topicConfig)
        /\ replicaLog' = [replicaLog EXCEPT ![b][p] = log]
        /\ produced' = produced + 1
        /\ highWatermark' = [highWatermark EXCEPT ![b][p] = NewHw(old, target)]
@@ -1692,11 +1776,11 @@ ControllerHandlesAlterPartition(m) ==
           THEN network' = net /\ UNCHANGED controllerVars
           ELSE IF error # "NONE"
           THEN /\ LogWrite(net, <<>>, Answer(error))
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion>>
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig>>
           ELSE /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
                /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>),
                            Answer(IF rec.leader \notin {NoLeaderChange, b} THEN "NEW_LEADER_ELECTED" ELSE "NONE"))
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion>>
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 -----------------------------------------------------------------------------
@@ -1783,6 +1867,9 @@ Next ==
     \/ \E p \in Partitions : AdminElectsUncleanLeader(p)
     \/ ControllerElectsUncleanLeaders
     \/ AdminUpgradesMetadataVersion
+    \/ \E v \in 1 .. ReplicationFactor : AdminAltersMinIsr(v)
+    \/ AdminTogglesUncleanElection
+    \/ \E p \in Partitions : AdminElectsPreferredLeader(p)
     \* Each delivery is an action of its own, so that TLC's -coverage counts each on its own.
     \/ \E m \in BagToSet(network) : ControllerHandlesRegistration(m)
     \/ \E m \in BagToSet(network) : ControllerHandlesRegistrationAfterSessionTimeout(m)
@@ -1882,7 +1969,7 @@ IsrElrDisjoint ==
 
 \* With ELR: the ELR is empty while the ISR has min.insync.replicas members (KIP-966).
 ElrOnlyBelowMinIsr ==
-    ElrEnabled => \A p \in Created : Cardinality(partition[p].isr) >= MinIsr => partition[p].elr = {}
+    ElrEnabled => \A p \in Created : Cardinality(partition[p].isr) >= MinIsrIn(topicConfig) => partition[p].elr = {}
 
 \* No leader's replica is on a directory that is offline for its broker: clients would be
 \* sent to a replica that cannot serve them (the reason KIP-858 exists).
@@ -2017,7 +2104,7 @@ UpdatesOnlyOfflinePartitions ==
                           \/ LET c == partition'[p] IN
                              /\ c.leader # NoLeader /\ c.isr = {c.leader}
                              /\ \/ ElrEnabled /\ c.leader \in partition[p].isr \cup partition[p].elr \cup partition[p].lastKnownElr
-                                \/ UncleanElection = "topic"
+                                \/ UncleanIn(topicConfig)
 
 \* A broker that registered directories is never unfenced while metadata holds one of its
 \* replicas as UNASSIGNED (KIP-858).
@@ -2044,7 +2131,7 @@ DesignatedElectionSafe ==
 
 \* Can a leader be RECOVERING?  Only an unclean, last-known-leader or designated election makes
 \* one, and the state is kept with the data plane only.
-TracksRecovery == DataPlane /\ (ElrEnabled \/ DesignatedEnabled \/ UncleanElection # "off" \/ ToolOn)
+TracksRecovery == DataPlane /\ (ElrEnabled \/ DesignatedEnabled \/ UncleanElection # "off" \/ MaxUncleanToggles > 0 \/ ToolOn)
 
 \* A new leader comes from the ISR (or the ISR the leader's AlterPartition asks for), or from the
 \* ELR, and then as the ISR alone: the ISR was empty (KIP-966).  Any other election is unclean,
@@ -2061,7 +2148,7 @@ CleanLeaderFromIsrOrElr ==
             IN (/\ c.leader \notin {NoLeader, a.leader}
                 /\ c.leader \notin a.isr \cup asked
                 /\ ~(c.leader \in a.elr /\ c.isr = {c.leader}))
-               => /\ \/ UncleanElection = "topic"
+               => /\ \/ UncleanIn(topicConfig)
                      \/ AdminElectsDesignatedLeader(p, c.leader)
                      \/ ToolElectsLeader(p)
                      \/ AdminElectsUncleanLeader(p)
@@ -2075,15 +2162,16 @@ CleanReregistration(r) ==
                                    /\ m.incarnation = registeredIncarnation'[r]
                                    /\ m.previousBrokerEpoch = brokerEpoch[r]
 \* With ELR, a replica leaves the eligible leader replicas only by joining the ISR, when the ISR
-\* is back at MinIsr, when its broker registers a new incarnation after an unclean shutdown, or
-\* when an election replaces the leader and clears them (KIP-966: a clean shutdown loses
-\* nothing).  A failover's reverting is no change.
+\* is back at min.insync.replicas, when its broker registers a new incarnation after an unclean
+\* shutdown, when an election replaces the leader and clears them, or when min.insync.replicas
+\* changes, under which they were chosen (KIP-966: a clean shutdown loses nothing).  A failover's
+\* reverting is no change.
 ElrLeftOnlyForCause ==
-    (ElrEnabled /\ failoversDone' = failoversDone) =>
+    (ElrEnabled /\ failoversDone' = failoversDone /\ MinIsrIn(topicConfig') = MinIsrIn(topicConfig)) =>
         \A p \in Created :
             LET a == partition[p]
                 c == partition'[p]
-            IN (Cardinality(c.isr) < MinIsr /\ c.leader \in {NoLeader, a.leader}) =>
+            IN (Cardinality(c.isr) < MinIsrIn(topicConfig') /\ c.leader \in {NoLeader, a.leader}) =>
                    \A r \in a.elr \ (c.elr \cup c.isr) :
                        registeredIncarnation'[r] # registeredIncarnation[r] /\ ~CleanReregistration(r)
 
@@ -2153,7 +2241,7 @@ AssignmentPending(b, p) == brokerStatus[b] = "RUNNING" /\ queued[b][p] # NONE
 LeaderlessWithCandidate(p) ==
     /\ partition[p] # NoPartition
     /\ partition[p].leader = NoLeader
-    /\ \E r \in IF UncleanElection = "topic" THEN ReplicaSet(p)
+    /\ \E r \in IF UncleanIn(topicConfig) THEN ReplicaSet(p)
                 ELSE IF partition[p].isr # {} \/ ~ElrEnabled THEN partition[p].isr ELSE partition[p].elr :
            Registered(r) /\ ~fenced[r] /\ DirOnlineInMetadata(r, partition[p].dirs[r])
 FailureUnacknowledged(b) == brokerStatus[b] = "RUNNING" /\ \E i \in Slots : dirState[b][i] = "FAILED"

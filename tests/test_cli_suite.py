@@ -424,6 +424,7 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
         "cleanshutdown": ("violation", ["CleanLeaderFromIsrOrElr"]),
         "elr44": ("violation", ["IsrOnOnlineDirs", "ElectedWhenPossible", "CleanLeaderFromIsrOrElr"]),
         "powerloss": ("violation", ["CleanLeaderFromIsrOrElr"]),
+        "uncleantoggle": ("violation", ["CommittedRecordsSurvive", "IsrHoldsCommittedRecords"]),
         "recovery": ("violation", ["CommittedRecordsSurvive", "IsrHoldsCommittedRecords", "RecoveryToolKeepsCommitted"]),
         "unclean": ("violation", ["CommittedRecordsSurvive", "IsrHoldsCommittedRecords"]),
         "uncleantopic": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs",

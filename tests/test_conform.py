@@ -27,6 +27,7 @@ from kraftcheck.conform.harness import Harness, maven_classpath
 from kraftcheck.conform.run import Source, conform_all, load_sources
 from kraftcheck.model import make_model
 from tests.test_kafka_model import CAUGHT, config
+from tests.trace_helpers import mutant_params
 
 REPO = Path(__file__).resolve().parent.parent
 FINDINGS = REPO / "spec" / "findings"
@@ -179,7 +180,7 @@ def mutant_run(mutant: str):
     return Source(mutant, mutated, start, steps), mutant_step
 
 
-@pytest.mark.parametrize("mutant", sorted(CAUGHT))
+@pytest.mark.parametrize("mutant", mutant_params(CAUGHT))
 def test_mutant_trace_diverges_at_the_mutant_step(harness, mutant):
     source, mutant_step = mutant_run(mutant)
     report = conform_all([source], harness)
@@ -229,6 +230,22 @@ def test_a_broker_that_dies_as_the_controller_fails_over_is_fenced_by_kafkas_con
     assert (report.controller_steps, report.by_action["ControllerFencesExpiredBroker"]) == (4, 1)
 
 
+def test_kafka_clears_the_elr_when_min_isr_changes(harness):
+    """KAFKA-16540: along the steps of the mutant min_isr_change_keeps_elr's lost record
+    (tests/test_dynamic_configs.py), the correct model's controller steps are Kafka's own: the
+    min.insync.replicas change's batch clears broker 1's ELR membership, so when broker 0, the
+    only one with the record, is fenced, nobody is elected (its 8 controller steps conform).  The
+    mutant's own trace parts from Kafka's controller at the change (the mutant test above)."""
+    from tests.test_dynamic_configs import LOWERED_THEN_LEADER_LOST, SHRUNK_BELOW_MIN_ISR, replay
+
+    model = make_model(dict(config("dynamicconfig"), kafka_version=harness.kafka_version))
+    states = replay(model, SHRUNK_BELOW_MIN_ISR + LOWERED_THEN_LEADER_LOST)
+    steps = [(next(a for a, n in model.successors(pre) if n == post), post) for pre, post in zip(states, states[1:])]
+    report = conform_all([Source("KAFKA-16540", model, states[0], steps)], harness)
+    assert report.divergence is None, "\n".join(report.divergence[1].report())
+    assert (report.controller_steps, report.by_action["AdminAltersMinIsr"]) == (8, 1)
+
+
 def test_kip_966s_motivating_loss_without_elr_is_kafkas_own(harness):
     """powerloss.toml without ELR: broker 1, the ISR's last member, loses its unflushed record
     in a power loss and is elected again (LossesDeclared, 27 states, tests/test_power_loss.py).
@@ -272,7 +289,8 @@ def test_random_walks_conform_under_the_codes_reading(harness, follow):
         "ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerHandlesHeartbeat",
         "ControllerTimesOutHeartbeat", "ControllerFencesExpiredBroker", "ControllerHandlesAssignment",
         "ControllerHandlesAlterPartition", "ControllerCreatesPartition", "AdminElectsUncleanLeader",
-        "AdminUpgradesMetadataVersion", "ControllerFailsOver"}
+        "AdminUpgradesMetadataVersion", "ControllerFailsOver", "AdminAltersMinIsr", "AdminTogglesUncleanElection",
+        "AdminElectsPreferredLeader"}
 
 
 KIP_WALKS = 45
@@ -287,7 +305,7 @@ def test_random_walks_under_the_kips_reading_diverge_only_where_the_findings_say
             sources += load_sources([], [path], ["semantics=kip", "kafka_version=1eb7644"], KIP_WALKS, 40, 0)
         except ConfigError:  # ELR and failovers come with the code's reading only
             assert Path(path).stem in ("elr", "elr40", "elr44", "cleanshutdown", "failover", "failoverjbod",
-                                       "livefencing", "failoverprogress", "powerloss")
+                                       "livefencing", "failoverprogress", "powerloss", "dynamicconfig")
     report = conform_all(sources, harness, allow_explained=True)
     assert report.divergence is None, "\n".join([report.divergence[0]] + report.divergence[1].report())
     assert report.controller_steps >= 10_000

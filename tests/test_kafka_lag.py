@@ -173,7 +173,8 @@ def test_lag_config_holds_every_invariant_with_its_figures():
         "BrokerRefreshesRegistration", "BrokerLosesPower", "BrokerBeginsShutdown", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
         "ControllerTimesOutHeartbeat", "ControllerFencesSilentBroker", "ControllerHandlesAlterReplicaState",
         "AdminElectsDesignatedLeader",
-        "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
+        "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion",
+            "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
         "ToolAsksReplicaLogInfo", "ToolElectsLeader"]

@@ -99,7 +99,7 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 43
+    assert len(model.actions) == len(set(model.actions)) == 46
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
@@ -141,7 +141,8 @@ def test_ci_config_all_invariants_hold_exact_count():
     # and the data plane (off without records).
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "BrokerLosesPower", "BrokerBeginsShutdown", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
-        "ControllerFencesSilentBroker", "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
+        "ControllerFencesSilentBroker", "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion",
+            "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "BrokerLoadsMetadata", "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
         "ToolAsksReplicaLogInfo", "ToolElectsLeader"]
@@ -166,6 +167,7 @@ COUNTS = {
     "rejoin": (30744, 44),
     "livefencing": (51629, 48),
     "isrshrink": (7268, 34),
+    "dynamicconfig": (12034, 35),
 }
 
 
@@ -178,10 +180,12 @@ def test_every_config_has_a_recorded_count():
     # tests/test_kafka_releases.py; lossyprogress, uncleanprogress and failoverprogress, the progress properties:
     # tests/test_progress.py; cleanshutdown and elr44, finding 8 with Kafka 4.4.0's rules:
     # tests/test_clean_shutdown.py; unclean, its election's declared loss: tests/test_kafka_unclean.py;
-    # powerloss, finding 8 on the way: tests/test_power_loss.py
+    # powerloss, finding 8 on the way: tests/test_power_loss.py; uncleantoggle, its elections'
+    # declared losses: tests/test_dynamic_configs.py
     assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
                           "unclean", "uncleantopic", "recovery", "disklost44", "elr40", "lossyprogress",
-                          "uncleanprogress", "failoverprogress", "cleanshutdown", "elr44", "powerloss"} == set(CONFIGS)
+                          "uncleanprogress", "failoverprogress", "cleanshutdown", "elr44", "powerloss",
+                          "uncleantoggle"} == set(CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTS))
@@ -226,6 +230,8 @@ CAUGHT = {
     "unclean_not_recovering": ("unclean", "CleanLeaderFromIsrOrElr", 17),
     "power_loss_reported_clean": ("powerloss", "LossesDeclared", 27),
     "no_leader_epoch_bump_on_isr_shrink": ("isrshrink", "LeaderEpochBumpedOnIsrShrink", 16),
+    "min_isr_change_keeps_elr": ("dynamicconfig", "ElrOnlyBelowMinIsr", 17),
+    "unclean_config_read_statically": ("uncleantoggle", "UpdatesOnlyOfflinePartitions", 17),
 }
 
 

@@ -30,6 +30,7 @@ from kraftcheck.checker.bfs import explore
 from kraftcheck.checker.tlc import run_tlc
 from kraftcheck.model import MUTANTS, make_model
 from kraftcheck.model.mutants import LIVENESS_MUTANTS
+from tests.test_kafka_spec import CONSTANTS as SPEC_CONSTANTS, tla_value
 
 pytestmark = pytest.mark.slow
 
@@ -39,10 +40,10 @@ MODULE = SPEC / "KRaftJBOD.tla"
 CONFIGS = sorted(p.stem for p in (SPEC / "configs").glob("*.toml") if p.stem != "default")
 #: The configs where Kafka's code breaks an invariant (spec/README.md, "Findings"): the code read,
 #: or a release's (disklost44: 4.4.0, elr40: 4.0.0; powerloss: finding 8 under 4.4.0's rules); and
-#: unclean, whose election loses a record knowingly (counted as lost against every record ever
+#: unclean and uncleantoggle, whose elections lose a record knowingly (counted as lost against every record ever
 #: acknowledged).
-FINDINGS = ["cleanshutdown", "disklost", "disklost44", "elr", "elr40", "elr44", "failoverjbod", "heartbeat", "oldmetadata",
-            "powerloss", "recovery", "restart", "unclean"]
+FINDINGS = ["cleanshutdown", "disklost", "disklost44", "elr", "elr40", "elr44", "failoverjbod", "heartbeat",
+            "oldmetadata", "powerloss", "recovery", "restart", "unclean", "uncleantoggle"]
 
 
 def toml(name: str) -> dict:
@@ -50,9 +51,10 @@ def toml(name: str) -> dict:
 
 
 def tlc(name: str, mutant: str = "none", semantics: str | None = None, checked: bool = True,
-        version: str | None = None, only: str | None = None):
+        version: str | None = None, only: str | None = None, settings: dict | None = None):
     """TLC on spec/NAME.cfg; ``checked=False``: without its invariants and properties;
-    ``version``: another KafkaVersion; ``only``: with that invariant or property alone."""
+    ``version``: another KafkaVersion; ``only``: with that invariant or property alone;
+    ``settings``: model settings changed, as their constants."""
     cfg = (SPEC / f"{name}.cfg").read_text()
     if only is not None:
         head, checks = cfg[: cfg.index("INVARIANTS")], cfg[cfg.index("INVARIANTS"):]
@@ -74,14 +76,18 @@ def tlc(name: str, mutant: str = "none", semantics: str | None = None, checked: 
     if version is not None:
         assert len(re.findall(r'^    KafkaVersion = "[\w.]+"$', cfg, re.M)) == 1
         cfg = re.sub(r'KafkaVersion = "[\w.]+"', f'KafkaVersion = "{version}"', cfg)
+    for key, value in (settings or {}).items():
+        constant = next(c for c, k in SPEC_CONSTANTS.items() if k == key)
+        cfg, changed = re.subn(rf"(?m)^(    {constant} = ).*$", lambda m: m.group(1) + tla_value(value), cfg)
+        assert changed == 1, constant
     deadlock = toml(name)["check"].get("deadlock", True)
     return run_tlc(MODULE, cfg, check_deadlock=deadlock, coverage=mutant == "none",
                    java_options=("-XX:+UseParallelGC", "-Xmx2g"), timeout=600)
 
 
 def kraftcheck(name: str, mutant: str = "none", semantics: str | None = None, keep_going: bool = False,
-               version: str | None = None, processes: int = 1):
-    settings = dict(toml(name)["model"], mutant=mutant)
+               version: str | None = None, processes: int = 1, changed: dict | None = None):
+    settings = dict(toml(name)["model"], mutant=mutant, **(changed or {}))
     if semantics is not None:
         settings["semantics"] = semantics
     if version is not None:
@@ -120,14 +126,14 @@ CASES = [(name, None) for name in CONFIGS] + [
     and not toml(name)["model"].get("kafka_version") and toml(name)["model"].get("semantics") != "kip"]
 
 
-def same_states(name, semantics=None, version=None, found_by_action=True):
+def same_states(name, semantics=None, version=None, found_by_action=True, settings=None):
     """TLC and kraftcheck find the same distinct and generated states, depth and coverage (with
     ``found_by_action=False``, the states each action generated only)."""
-    ours = kraftcheck(name, semantics=semantics, keep_going=True, version=version, processes=2)
+    ours = kraftcheck(name, semantics=semantics, keep_going=True, version=version, processes=2, changed=settings)
     # Where kraftcheck finds violations, TLC runs without the invariants and properties (the
     # states are the same; its coverage would also count the steps it re-evaluates to print
     # each error trace): the first violation is compared by the findings' test.
-    theirs = tlc(name, semantics=semantics, checked=not ours.violations, version=version)
+    theirs = tlc(name, semantics=semantics, checked=not ours.violations, version=version, settings=settings)
     assert theirs.exit_code == 0 and not theirs.errors, theirs.errors or theirs.output[-2000:]
     assert (theirs.distinct, theirs.generated, theirs.depth) == (
         ours.distinct_states, ours.generated_states, ours.depth)
@@ -167,6 +173,16 @@ def test_tlc_follows_a_release_as_kraftcheck_does(name, version):
     one timed out often lead to the same state, and on failover.toml at 4.1.0 the two orders
     credit 108 states to the other action; totals and the states each action generates agree."""
     same_states(name, version=version, found_by_action=False)
+
+
+#: The topic configs' records through the metadata log: failover.toml with ELR and
+#: min.insync.replicas 2, lowered once (ConfigRecord and ClearElrRecord), replayed by a
+#: controller taking over (155,132 states).
+DYNAMIC_FAILOVER = {"elr": True, "min_isr": 2, "min_isr_changes": 1}
+
+
+def test_tlc_replays_topic_config_records_as_kraftcheck_does():
+    same_states("failover", version="4.4.0", found_by_action=False, settings=DYNAMIC_FAILOVER)
 
 
 #: Findings whose first violations tie: several shortest traces break different properties, and

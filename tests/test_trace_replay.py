@@ -11,7 +11,7 @@ from kraftcheck.checker.cli import main
 from kraftcheck.model import MUTANTS, make_model
 from kraftcheck.traces.replay import UntrustedModel, model_for
 from kraftcheck.traces.trace import load_trace
-from tests.trace_helpers import CONFIGS, kraftcheck, mutant_config, run
+from tests.trace_helpers import CONFIGS, kraftcheck, mutant_config, mutant_params, run
 
 #: The test models are not shipped with kraftcheck: their traces replay when the reader names them.
 DIEHARD = ("--model", "tests.models:diehard")
@@ -138,16 +138,18 @@ def test_a_foreign_trace_needs_a_model(capsys, diehard_trace, tmp_path):
 # ----------------------------------------------------------------------- every Kafka mutant
 
 
-@pytest.fixture(scope="module")
-def mutant_traces(tmp_path_factory):
-    """Every mutant checked by the CLI at its config: mutant -> its trace directory."""
-    root = tmp_path_factory.mktemp("mutants")
-    directories = {}
-    for mutant in sorted(MUTANTS):
-        config = mutant_config(mutant)
-        directory = root / mutant
-        p = kraftcheck("check", CONFIGS / f"{config}.toml", "--set", f"mutant={mutant}", "--trace-dir", directory,
-                       "--quiet")
+class _CheckedMutants(dict):
+    """mutant -> its trace directory, the mutant checked by the CLI at its config the first time
+    a test asks for it (each worker checks only the mutants of the tests it runs)."""
+
+    def __init__(self, root: Path):
+        super().__init__()
+        self.root = root
+
+    def __missing__(self, mutant: str) -> Path:
+        directory = self.root / mutant
+        p = kraftcheck("check", CONFIGS / f"{mutant_config(mutant)}.toml", "--set", f"mutant={mutant}",
+                       "--trace-dir", directory, "--quiet")
         names = {trace.name.removesuffix(".itf.json").rsplit("_", 1)[1] for trace in directory.glob("*.itf.json")}
         # 13: step properties, or a liveness mutant's temporal properties, alone
         only_steps = names <= set(make_model({"mutant": mutant}).action_invariants) | set(
@@ -159,11 +161,17 @@ def mutant_traces(tmp_path_factory):
             assert f"  trace: {trace}\n  picture: {svg}\n" in p.stdout
             texts = "".join(ET.parse(svg).getroot().itertext())  # valid SVG, drawn with the Kafka picture
             assert "broker 0" in texts and "controller's metadata" in texts
-        directories[mutant] = directory
-    return directories
+        self[mutant] = directory
+        return directory
 
 
-@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+@pytest.fixture(scope="module")
+def mutant_traces(tmp_path_factory):
+    """Every mutant checked by the CLI at its config, when first asked for: mutant -> its trace directory."""
+    return _CheckedMutants(tmp_path_factory.mktemp("mutants"))
+
+
+@pytest.mark.parametrize("mutant", mutant_params(MUTANTS))
 def test_every_trace_of_every_mutant_replays(capsys, mutant_traces, mutant):
     traces = sorted(mutant_traces[mutant].glob("*.itf.json"))
     assert traces

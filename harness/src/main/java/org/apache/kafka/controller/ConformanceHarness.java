@@ -145,6 +145,9 @@ public final class ConformanceHarness {
                 case "upgradeMetadataVersion":
                     upgradeMetadataVersion(request, fields);
                     break;
+                case "alterConfig":
+                    alterConfig(request, fields);
+                    break;
                 case "failover":
                     failover(request);
                     break;
@@ -302,6 +305,20 @@ public final class ConformanceHarness {
             replicas.add(toInt(replica, "replica"));
         }
         fields.put("error", ctx.createPartition(partition, replicas).name());
+    }
+
+    private void alterConfig(Map<String, Object> request, Map<String, Object> fields) {
+        String key = stringField(request, "key", null);
+        if (!HarnessConfigSchema.MIN_INSYNC_REPLICAS.equals(key)
+                && !HarnessConfigSchema.UNCLEAN_LEADER_ELECTION_ENABLE.equals(key)) {
+            throw new BadRequest("key must be \"" + HarnessConfigSchema.MIN_INSYNC_REPLICAS + "\" or \""
+                + HarnessConfigSchema.UNCLEAN_LEADER_ELECTION_ENABLE + "\"");
+        }
+        String value = stringField(request, "value", null);
+        if (value == null) {
+            throw new BadRequest("missing string field \"value\"");
+        }
+        fields.put("error", ctx.alterTopicConfig(key, value).name());
     }
 
     private void electLeaders(Map<String, Object> request, Map<String, Object> fields) {

@@ -3,9 +3,11 @@
  */
 package org.apache.kafka.controller;
 
+import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.StaleBrokerEpochException;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
@@ -519,10 +521,10 @@ final class ControllerContext {
             setBrokerIds(new ArrayList<>(replicas)));
         topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().
             setName(HarnessConfigSchema.MIN_INSYNC_REPLICAS).
-            setValue(Integer.toString(settings.minIsr)));
+            setValue(topicConfig(HarnessConfigSchema.MIN_INSYNC_REPLICAS)));
         topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().
             setName(HarnessConfigSchema.UNCLEAN_LEADER_ELECTION_ENABLE).
-            setValue(Boolean.toString(settings.uncleanElection)));
+            setValue(topicConfig(HarnessConfigSchema.UNCLEAN_LEADER_ELECTION_ENABLE)));
         CreateTopicsRequestData request = new CreateTopicsRequestData();
         request.topics().add(topic);
         ControllerRequestContext context =
@@ -533,6 +535,54 @@ final class ControllerContext {
         CreateTopicsResponseData.CreatableTopicResult topicResult =
             result.response().topics().find(name);
         return topicResult == null ? Errors.UNKNOWN_SERVER_ERROR : Errors.forCode(topicResult.errorCode());
+    }
+
+    /**
+     * QuorumController.incrementalAlterConfigs: SET key=value on every topic p&lt;p&gt; there is,
+     * in one request (the model's topic config stands for them all); a topic created later
+     * is created with it. Returns the first resource's error, or NONE.
+     */
+    Errors alterTopicConfig(String key, String value) {
+        Map<ConfigResource, Map<String, Map.Entry<AlterConfigOp.OpType, String>>> changes = new LinkedHashMap<>();
+        for (String name : harnessTopics().values()) {
+            changes.put(new ConfigResource(ConfigResource.Type.TOPIC, name),
+                Map.of(key, new java.util.AbstractMap.SimpleImmutableEntry<>(AlterConfigOp.OpType.SET, value)));
+        }
+        ControllerResult<Map<ConfigResource, ApiError>> result =
+            KafkaCompat.incrementalAlterConfigs(configurationControl, changes);
+        write(result.records());
+        for (ApiError error : result.response().values()) {
+            if (error.isFailure()) {
+                return error.error();
+            }
+        }
+        return Errors.NONE;
+    }
+
+    /**
+     * A topic config as the topics there are hold it (all alike: they are altered together),
+     * or as the settings give it before there is one; a new topic is created with it.
+     */
+    String topicConfig(String key) {
+        for (String name : harnessTopics().values()) {
+            String value = configurationControl.currentTopicConfig(name).get(key);
+            if (value != null) {
+                return value;
+            }
+        }
+        return key.equals(HarnessConfigSchema.MIN_INSYNC_REPLICAS)
+            ? Integer.toString(settings.minIsr) : Boolean.toString(settings.uncleanElection);
+    }
+
+    /** The topics p&lt;p&gt; the harness made, by p. */
+    TreeMap<Integer, String> harnessTopics() {
+        TreeMap<Integer, String> topics = new TreeMap<>();
+        for (String name : replicationControl.findAllTopicIds(Long.MAX_VALUE).keySet()) {
+            if (name.matches("p(0|[1-9][0-9]{0,8})")) {
+                topics.put(Integer.parseInt(name.substring(1)), name);
+            }
+        }
+        return topics;
     }
 
     /** QuorumController.electLeaders for partition 0 of topic p&lt;p&gt;. Returns {error, partitionError}. */
@@ -638,6 +688,9 @@ final class ControllerContext {
             }
             partition.put("directories", directories);
             partition.put("leaderRecoveryState", registration.leaderRecoveryState.value());
+            Map<String, String> configs = configurationControl.currentTopicConfig("p" + entry.getKey());
+            partition.put("minIsr", configs.get(HarnessConfigSchema.MIN_INSYNC_REPLICAS));
+            partition.put("uncleanElection", configs.get(HarnessConfigSchema.UNCLEAN_LEADER_ELECTION_ENABLE));
             partitions.put(Integer.toString(entry.getKey()), partition);
         }
         state.put("partitions", partitions);
