@@ -27,7 +27,7 @@ from typing import Any
 from kraftcheck.model.state import (
     ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, BROKER_EPOCH, HEARTBEAT_RESPONSE, IN_CONTROLLED_SHUTDOWN, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER,
     LEADER_EPOCH, METADATA_VERSION, METADATA_VERSION_NAMES, NETWORK, ONLINE_DIRS, PARTITION, PARTITION_EPOCH,
-    RECOVERING, REGISTERED_INCARNATION, REGISTER_RESPONSE, UNCOMMITTED, dir_name,
+    RECOVERING, REGISTERED_INCARNATION, REGISTER_RESPONSE, UNCOMMITTED, dir_name, MV_3_7_IV2, REGISTERED_CORDONS,
 )
 from kraftcheck.model.uuids import FIRST_REAL, LOST, MIGRATING, RESERVED3, UNASSIGNED
 
@@ -145,12 +145,24 @@ class EpochMap:
         return next((m for m, k in self.pairs.get(b, {}).items() if k == kafka_epoch), None)
 
 
+#: The metadata version the model's "3.7-IV2" stands for when directories may be cordoned: the
+#: first with cordoned log directories (MetadataVersion.isCordonedLogDirsSupported).
+CORDONS_METADATA_VERSION = "4.3-IV0"
+
+
+def metadata_version_name(model, mv: int) -> str:
+    """The metadata version Kafka's controller runs at for the model's ``mv``."""
+    if model.settings.cordons and mv == MV_3_7_IV2:
+        return CORDONS_METADATA_VERSION
+    return METADATA_VERSION_NAMES[mv]
+
+
 def reset_request(model) -> dict:
     """The harness's controller, set up as the model's config says."""
     st = model.settings
     return {
         "op": "reset",
-        "metadataVersion": st.metadata_version,
+        "metadataVersion": metadata_version_name(model, METADATA_VERSION_NAMES.index(st.metadata_version)),
         "elr": st.elr,
         "minIsr": st.min_isr,
         "uncleanElection": st.unclean_election == "topic",
@@ -170,10 +182,12 @@ def request_for(model, pre, action, epochs: EpochMap) -> dict | None:
                 "logDirs": [directory_uuid(d) for d in dirs], "previousBrokerEpoch": epochs.to_kafka(b, previous_epoch),
                 "sessionExpired": name == "ControllerHandlesRegistrationAfterSessionTimeout"}
     if op == "heartbeat":
-        _, b, epoch, offline, want_fence, want_shutdown = params[0]
+        _, b, epoch, offline, want_fence, want_shutdown, cordoned = params[0]
         return {"op": op, "broker": b, "brokerEpoch": epochs.to_kafka(b, epoch), "wantFence": want_fence,
                 "wantShutdown": want_shutdown, "offlineLogDirs": [directory_uuid(d) for d in offline],
-                "timedOut": name == "ControllerTimesOutHeartbeat"}
+                "timedOut": name == "ControllerTimesOutHeartbeat",
+                # CordonedLogDirs: absent for null
+                **({"cordonedLogDirs": [directory_uuid(d) for d in cordoned[0]]} if cordoned else {})}
     if op == "fenceExpired":
         return {"op": op, "broker": params[0]}
     if op == "assign":
@@ -290,6 +304,9 @@ def model_view(model, s) -> dict:
         }
         if model.settings.shutdown_files:
             brokers[b]["inControlledShutdown"] = s[IN_CONTROLLED_SHUTDOWN][b]
+        if model.settings.cordons:
+            cordons = s[REGISTERED_CORDONS][b]
+            brokers[b]["cordonedLogDirs"] = sorted(cordons[0]) if cordons else None
     partitions = {}
     for p in model.partitions:
         part = s[PARTITION][p]
@@ -312,7 +329,7 @@ def model_view(model, s) -> dict:
             view["minIsr"] = str(model.min_isr(s))
             view["uncleanElection"] = _config_text(model.unclean_enabled(s))
         partitions[p] = view
-    return {"metadataVersion": METADATA_VERSION_NAMES[s[METADATA_VERSION]], "brokers": brokers, "partitions": partitions}
+    return {"metadataVersion": metadata_version_name(model, s[METADATA_VERSION]), "brokers": brokers, "partitions": partitions}
 
 
 def _config_text(value: bool) -> str:
@@ -338,6 +355,9 @@ def kafka_view(model, state: dict, epochs: EpochMap) -> dict:
         }
         if model.settings.shutdown_files:
             brokers[b]["inControlledShutdown"] = reg["inControlledShutdown"]
+        if model.settings.cordons:
+            cordons = reg.get("cordonedLogDirs")
+            brokers[b]["cordonedLogDirs"] = None if cordons is None else sorted(directory_of(u) for u in cordons)
     partitions = {}
     for p in model.partitions:
         part = state["partitions"].get(str(p))

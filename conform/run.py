@@ -186,8 +186,15 @@ def run_conform(args) -> int:
                          kafka_classpath=target if kind == "classpath" else None) as harness:
                 follow = release_of(harness.kafka_version)
                 if args.configs and follow:  # the walks follow the rules of the release they meet
-                    sources = load_sources(args.traces, args.configs, args.overrides, args.walks, args.depth, args.seed,
-                                           follow)
+                    try:
+                        sources = load_sources(args.traces, args.configs, args.overrides, args.walks, args.depth,
+                                               args.seed, follow)
+                    except ConfigError as e:  # a config whose feature the release lacks
+                        return _bad(f"{e} (walks against Kafka {harness.kafka_version} follow its rules)")
+                lacking = _needs_a_later_kafka(sources, follow)
+                if lacking:
+                    return _bad(f"{lacking} has cordoned log directories, which Kafka {harness.kafka_version} lacks "
+                                "(KIP-1066 came with Kafka 4.3.0)")
                 report = conform_all(sources, harness, args.allow_explained)
         except HarnessUnavailable as e:
             return _bad(str(e))
@@ -201,6 +208,16 @@ def run_conform(args) -> int:
     if args.json:
         _write_json(args.json, reports)
     return code
+
+
+def _needs_a_later_kafka(sources: list[Source], release: str | None) -> str | None:
+    """The first run whose model has cordoned directories, when the release to run has none."""
+    from kraftcheck.model.config import Settings
+    from kraftcheck.model.rules import KafkaRules
+
+    if release is None or KafkaRules.of(Settings(kafka_version=release).kafka_release).cordoned_dirs:
+        return None
+    return next((source.name for source in sources if getattr(source.model.settings, "cordons", 0)), None)
 
 
 def release_of(version: str) -> str | None:

@@ -11,7 +11,7 @@ from .state import (
     GIVEN_UP, LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
     REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, WANT_SHUTDOWN, LOST_BY_DISK, LOST_BY_POWER, FLUSHED, bag_add,
     bag_remove, except_at,
-    given_up_unless, holds,
+    given_up_unless, holds, CORDONED,
 )
 from .uuids import LOST, MIGRATING, RESERVED, UNASSIGNED
 
@@ -215,7 +215,10 @@ class BrokerActions:
         offline = tuple(sorted(s[DIR_IDS][b][i] for i in self.slots if s[DIR_STATE][b][i] != HEALTHY))
         want_fence = bool(s[BROKER_IMAGE]) and not self.caught_up(s, b)
         want_shutdown = bool(s[WANT_SHUTDOWN]) and s[WANT_SHUTDOWN][b]
-        return self._with(s, network=bag_add(s[NETWORK], (HEARTBEAT, b, epoch, offline, want_fence, want_shutdown)))
+        cordoned = ()
+        if s[CORDONED] and (not s[BROKER_IMAGE] or self.caught_up(s, b)):
+            cordoned = (tuple(sorted(s[DIR_IDS][b][i] for i in s[CORDONED][b])),)
+        return self._with(s, network=bag_add(s[NETWORK], (HEARTBEAT, b, epoch, offline, want_fence, want_shutdown, cordoned)))
 
     def BrokerReceivesHeartbeatResponse(self, s, m):
         """The broker marks the offline directories the response acknowledges; a response that
@@ -370,7 +373,8 @@ class BrokerActions:
         return self._broker_down(s, b)
 
     def BrokerStartsMove(self, s, b, p, target):
-        """AlterReplicaLogDirs: start a future replica of p in another online directory."""
+        """AlterReplicaLogDirs: start a future replica of p in another online directory, not a
+        cordoned one (ReplicaManager.alterReplicaLogDirs refuses it: InvalidReplicaAssignmentException)."""
         if self.settings.moves == 0 or s[MOVES_STARTED] >= self.settings.moves:
             return None
         if s[STATUS][b] != RUNNING or s[FUTURE][b][p] != NONE or s[QUEUED][b][p] != NONE:
@@ -379,6 +383,8 @@ class BrokerActions:
         if len(main) != 1 or not self.slot_online(s, b, main[0]):
             return None
         if target == main[0] or not self.slot_online(s, b, target):
+            return None
+        if s[CORDONED] and target in s[CORDONED][b]:
             return None
         return self._with(
             s,

@@ -7,6 +7,7 @@ import reprlib
 from dataclasses import dataclass, fields
 
 from .mutants import MUTANTS
+from .rules import KafkaRules
 
 #: The readings of KIP-858 the model can follow: Kafka's controller code, or the KIP's text.
 SEMANTICS = ("code", "kip")
@@ -102,6 +103,14 @@ class Settings:
     #: an operator may run preferred leader elections (kafka-leader-election --election-type preferred),
     #: which the controller's auto.leader.rebalance.enable also runs on its own with the same record
     preferred_elections: bool = False
+    #: KIP-1066: times in the whole run an operator cordons or uncordons one of a broker's log
+    #: directories (kafka-configs --alter --entity-type brokers: cordoned.log.dirs, a broker config the
+    #: broker applies at once and keeps across restarts); the broker reports the cordoned directories'
+    #: IDs in its heartbeats once it has caught up, the controller keeps them in the broker's
+    #: registration and refuses a new partition a broker with every directory cordoned would hold, and
+    #: the broker places no new replica in a cordoned directory while it has another one.  Kafka 4.3.0
+    #: or later (metadata version 4.3-IV0), without failovers (0: the feature is off)
+    cordons: int = 0
     #: eligible leader replicas (KIP-966), standing for metadata version 4.0-IV1 or later: an ISR
     #: may shrink to nothing, its lost members stay eligible, and a new incarnation's
     #: registration takes its broker out of ISRs and ELRs (unclean shutdown)
@@ -219,7 +228,7 @@ def _validate(s: Settings) -> None:
         f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {r(s.replication_factor)}",
     )
     for key in ("restarts", "dir_failures", "max_losses", "session_expiries", "clean_shutdowns", "moves", "failovers", "records",
-                "recovery_tool", "min_isr_changes", "unclean_toggles"):
+                "recovery_tool", "min_isr_changes", "unclean_toggles", "cordons"):
         value = getattr(s, key)
         need(0 <= value <= MAX_COUNT, f"model setting {key!r} must be between 0 and {MAX_COUNT}, not {reprlib.repr(value)}")
     need(1 <= s.max_messages <= MAX_COUNT,
@@ -264,5 +273,10 @@ def _validate(s: Settings) -> None:
          f"({', '.join(KAFKA_RELEASES)}), not {r(s.kafka_version)}")
     need(s.kafka_version == KAFKA_CODE_READ or s.semantics == "code",
          "model setting 'kafka_version' needs semantics = \"code\": a release's rules are its code's")
+    need(s.cordons == 0 or (KafkaRules.of(s.kafka_release).cordoned_dirs and s.failovers == 0 and s.legacy_brokers == 0
+                            and s.metadata_version == "3.7-IV2" and not s.metadata_upgrade),
+         "model setting 'cordons' needs kafka_version 4.3.0 or later, failovers = 0, legacy_brokers = 0 and "
+         "metadata_version = \"3.7-IV2\" without metadata_upgrade: cordoned directories (KIP-1066) come with "
+         "Kafka 4.3.0 and metadata version 4.3-IV0, and the registrations' cordons are not rebuilt by a failover")
     if s.mutant != "none" and s.mutant not in MUTANTS:
         raise ValueError(f"unknown mutant {r(s.mutant)} (known: {', '.join(MUTANTS)})")

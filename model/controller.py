@@ -10,6 +10,7 @@ from .state import (
     PARTITION_CHANGE, PARTITION_RECORD, SESSIONS_EXPIRED, UNCOMMITTED,
     REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, SESSION, bag_add,
     bag_remove, except_at, CLEAR_ELR, CONFIG_CHANGES, CONFIG_RECORD, MIN_ISR, TOPIC_CONFIG, UNCLEAN_ENABLED,
+    CORDONED, CORDONED_DIRS, CORDON_CHANGES, REGISTERED_CORDONS, REPORTED_CORDONS, STATUS, RUNNING,
 )
 from .uuids import LOST, UNASSIGNED, is_online, is_reserved
 
@@ -166,8 +167,9 @@ class ControllerHandlers:
         directories its registration still lists; handleBrokerFenced;
         handleBrokerInControlledShutdown), then handleDirectoriesOffline.  Under "kip" the
         offline directories are handled first and the unfencing sees them.  A broker that asks
-        to stay fenced (wantFence) stays fenced."""
-        _, b, epoch, offline, want_fence, want_shutdown = m
+        to stay fenced (wantFence) stays fenced.  Last come the cordoned directories
+        (handleDirectoriesCordoned, from metadata version 4.3-IV0)."""
+        _, b, epoch, offline, want_fence, want_shutdown, cordoned = m
         net = bag_remove(s[NETWORK], m)
         current = self.epoch_is_current(s, b, epoch)
         if not current and self.mutant == "skip_epoch_check" and self.registered(s, b):
@@ -182,6 +184,9 @@ class ControllerHandlers:
             was, will = self._broker_states(n, b, want_fence, want_shutdown) if current else ("", "")
             records = self._broker_state_records(n, b, will) if will != was else []
             records += self._offline_dirs_records(n, b, offline_here)
+            if current and cordoned:
+                records += self._cordoned_dirs_records(n, b, cordoned[0])
+                n = self._with(n, reportedCordons=except_at(n[REPORTED_CORDONS], b, cordoned))
             should_shut_down = will == "SHUTDOWN_NOW"
             # The response acknowledges the offline directories the heartbeat carried.
             response = (HEARTBEAT_RESPONSE, b, epoch, offline, should_shut_down) if (offline or should_shut_down) and current else ()
@@ -303,6 +308,22 @@ class ControllerHandlers:
                 self.partition_change_record(view, p, remove=b, keep_in_isr=self.mutant == "keep_offline_replica_in_isr")
             )
         return [r for r in records if r is not None] + [(REGISTRATION_CHANGE, b, None, remaining, None)]
+
+    def _cordoned_dirs_records(self, view, b, cordoned):
+        """handleDirectoriesCordoned against the image ``view``: a record setting the registration's
+        cordoned directories to those the heartbeat lists, when the registration holds none (null)
+        or others (BrokerRegistration.cordonedDirChanged compares them as sets).  Kafka takes the
+        list as it comes: a failed directory may be cordoned too (KAFKA-20441)."""
+        held = view[REGISTERED_CORDONS][b]
+        if self.mutant == "cordons_only_of_online_dirs":
+            # trunk before KAFKA-20441: the registration's online directories among those reported,
+            # and nothing written when there are none
+            cordoned = tuple(d for d in view[ONLINE_DIRS][b] if d in cordoned)
+            if not cordoned:
+                return []
+        if held and set(held[0]) == set(cordoned):
+            return []
+        return [(CORDONED_DIRS, b, tuple(sorted(cordoned)))]
 
     def _handle_offline_dirs(self, s, b, offline):
         """The KIP's reading: the registration loses the newly offline directories first, then
@@ -491,11 +512,15 @@ class ControllerHandlers:
     def ControllerCreatesPartition(self, s, p):
         """CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
         replicas (at least one), the first of them leader, directories defaultDir; createTopic's
-        PartitionRecord, replayed."""
+        PartitionRecord, replayed.  With cordoned directories, a replica on a broker whose
+        registration has every directory cordoned refuses the assignment
+        (validateManualPartitionAssignment: InvalidReplicaAssignmentException)."""
         if s[PARTITION][p] is not None:
             return None
         replicas = self.replicas[p]
         if not all(self.registered(s, r) for r in replicas):
+            return None
+        if s[REGISTERED_CORDONS] and not all(self.has_uncordoned_dirs(s, r) for r in replicas):
             return None
         isr = tuple(r for r in replicas if self.active(s, r))
         if not isr:
@@ -600,6 +625,22 @@ class ControllerHandlers:
     # -----------------------------------------------------------------------------------------
     # The metadata log (with failovers)
     # -----------------------------------------------------------------------------------------
+    def AdminCordonsDir(self, s, b, i):
+        """KIP-1066: an operator cordons broker b's directory in slot i, or uncordons it
+        (kafka-configs --alter --entity-type brokers --entity-name b: cordoned.log.dirs).  Sent to a
+        running broker, which checks the path against its log.dirs and forwards it to the
+        controller, any change goes; sent to the controller while the broker is not running, only
+        an uncordon does, the controller taking a new value only within the current one
+        (ConfigurationControlManager.isCordonedLogDirsInvalid).  The broker applies the new value at
+        once (DynamicLogConfig.reconfigure), and reads it when it starts."""
+        if s[CORDON_CHANGES] >= self.settings.cordons:
+            return None
+        cordoned = s[CORDONED][b]
+        if s[STATUS][b] != RUNNING and i not in cordoned:
+            return None
+        toggled = tuple(x for x in cordoned if x != i) if i in cordoned else tuple(sorted(cordoned + (i,)))
+        return self._with(s, cordoned=except_at(s[CORDONED], b, toggled), cordonChanges=s[CORDON_CHANGES] + 1)
+
     def ControllerCommits(self, s):
         """The quorum commits the oldest uncommitted batch: the committed image replays it, and
         its answer goes out (QuorumController completes a write's future once its offset is

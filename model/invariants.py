@@ -7,7 +7,7 @@ from .state import (
     ELECTED_BY_TOOL, TOOL, ACKED, ELR, LAST_KNOWN_ELR, RECOVERING, HIGH_WATERMARK, REPLICA_LOG, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
     LEADER_EPOCH, LOGS, METADATA_VERSION, MV_3_5, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, UNCOMMITTED, FAILOVERS_DONE, bag_remove,
-    KEPT, holds,
+    KEPT, holds, CORDONED, REGISTERED_CORDONS, REPORTED_CORDONS,
 )
 from .uuids import FIRST_REAL, RESERVED3, UNASSIGNED
 
@@ -238,13 +238,23 @@ class Invariants:
                     return False
         return True
 
+    def RegistrationHoldsReportedCordons(self, s) -> bool:
+        """KIP-1066: a registration's cordoned directories are those its broker last reported, or
+        null, before its incarnation has reported any; what an operator uncordons is uncordoned at
+        the controller too, and a cordoned directory is not dropped for being offline (KAFKA-20441)."""
+        if not s[REGISTERED_CORDONS]:
+            return True
+        return all(not s[REGISTERED_CORDONS][b] or s[REGISTERED_CORDONS][b] == s[REPORTED_CORDONS][b]
+                   for b in self.brokers if self.registered(s, b))
+
     # -----------------------------------------------------------------------------------------
     # Step properties ([][P]_vars, TLC PROPERTY), checked on every transition
     # -----------------------------------------------------------------------------------------
     @staticmethod
     def _controller_vars(s):
         """The controller's state: in memory, and its metadata log (TLA+'s controllerVars)."""
-        return (s[BROKER_EPOCH], s[FENCED], s[ONLINE_DIRS], s[PARTITION], s[REGISTERED_INCARNATION], s[METADATA_VERSION],
+        return (s[BROKER_EPOCH], s[FENCED], s[ONLINE_DIRS], s[PARTITION], s[REGISTERED_INCARNATION], s[METADATA_VERSION], s[REGISTERED_CORDONS],
+                s[REPORTED_CORDONS],
                 s[COMMITTED_IMAGE], s[UNCOMMITTED], s[FAILOVERS_DONE])
 
     def StaleEpochChangesNothing(self, s, action, t) -> bool:
@@ -457,3 +467,37 @@ class Invariants:
             t[BROKER_EPOCH][b] == s[BROKER_EPOCH][b] or t[REGISTERED_INCARNATION][b] != s[REGISTERED_INCARNATION][b]
             for b in self.brokers
         )
+
+    def PlacementHonoursReportedCordons(self, s, action, t) -> bool:
+        """KIP-1066: a new partition places no replica on a broker whose every online directory it
+        has reported cordoned, in the last heartbeat the controller handled from it.  The KIP keeps
+        the cordons in the metadata log so that "if a broker is offline, its cordoned log
+        directories are still available to the controller when assigning partitions"."""
+        if not s[REPORTED_CORDONS] or t[PARTITION] is s[PARTITION]:
+            return True
+        for p, (before, after) in enumerate(zip(s[PARTITION], t[PARTITION])):
+            if before is not None or after is None:
+                continue
+            for r in self.replicas[p]:
+                reported = s[REPORTED_CORDONS][r]
+                if reported and s[ONLINE_DIRS][r] and set(s[ONLINE_DIRS][r]) <= set(reported[0]):
+                    return False
+        return True
+
+    def NewReplicasAvoidCordonedDirs(self, s, action, t) -> bool:
+        """KIP-1066: a broker places a new replica in a directory its cordoned.log.dirs names only
+        when every one of its online directories is cordoned, or only one is online
+        (LogManager.nextLogDirs falls back to it: the replica has to live somewhere)."""
+        if not s[CORDONED] or t[LOGS] is s[LOGS]:
+            return True
+        for b in self.brokers:
+            cordoned = s[CORDONED][b]
+            online = [i for i in self.slots if self.slot_online(s, b, i)]
+            if not cordoned or len(online) <= 1 or all(i in cordoned for i in online):
+                continue
+            for p in self.partitions:
+                if any(p in logs for logs in s[LOGS][b]):
+                    continue  # not new: a move's promotion, or a replica already placed
+                if any(p in t[LOGS][b][i] for i in cordoned):
+                    return False
+        return True

@@ -32,7 +32,7 @@ from .state import (
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
     REGISTERED_INCARNATION, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, STATUS_NAMES, UNCOMMITTED,
-    describe_loss, dir_name, CONFIG_CHANGES, TOPIC_CONFIG,
+    describe_loss, dir_name, CONFIG_CHANGES, TOPIC_CONFIG, CORDONED, CORDON_CHANGES, REPORTED_CORDONS,
 )
 from .uuids import FIRST_REAL, uuid_name
 
@@ -81,6 +81,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             "LossesDeclared": self.LossesDeclared,
             "IsrElrDisjoint": self.IsrElrDisjoint,
             "ElrOnlyBelowMinIsr": self.ElrOnlyBelowMinIsr,
+            "RegistrationHoldsReportedCordons": self.RegistrationHoldsReportedCordons,
         }
         if st.progress:
             self.temporal_properties = self.progress_properties()
@@ -102,6 +103,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             "ElrLeftOnlyForCause": self.ElrLeftOnlyForCause,
             "RecoveryToolKeepsCommitted": self.RecoveryToolKeepsCommitted,
             "LeaderEpochBumpedOnIsrShrink": self.LeaderEpochBumpedOnIsrShrink,
+            "PlacementHonoursReportedCordons": self.PlacementHonoursReportedCordons,
+            "NewReplicasAvoidCordonedDirs": self.NewReplicasAvoidCordonedDirs,
         }
 
     # -----------------------------------------------------------------------------------------
@@ -152,6 +155,10 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             0,
             (),
             (),
+            (),
+            (),
+            (),
+            0,
         )
         if self.data_plane:
             # every replica's log empty; no leader has heard from a follower yet
@@ -171,6 +178,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if st.dynamic_configs:
             # the topic's configs as the settings give them; none altered yet
             state = self._with(state, topicConfig=(st.min_isr, st.unclean_election == "topic"), configChanges=(0, 0))
+        if st.cordons:
+            # nothing cordoned, nothing reported
+            state = self._with(state, cordoned=((),) * nb, registeredCordons=((),) * nb, reportedCordons=((),) * nb)
         if self.metadata_log:
             # the log starts empty: the committed image is the initial controller state
             state = self._with(state, committedImage=self.controller_image(state))
@@ -256,6 +266,12 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if self.settings.preferred_elections:
             for p in self.partitions:
                 add(("AdminElectsPreferredLeader", p), self.AdminElectsPreferredLeader(s, p))
+        if self.settings.cordons:
+            # slot by slot, as TLC enumerates \E b \in Brokers, i \in Slots (the coverage credits a new
+            # state to the first action that reaches it)
+            for i in self.slots:
+                for b in self.brokers:
+                    add(("AdminCordonsDir", b, i), self.AdminCordonsDir(s, b, i))
         if self.settings.metadata_upgrade:
             add(("AdminUpgradesMetadataVersion",), self.AdminUpgradesMetadataVersion(s))
         previous = None
@@ -386,11 +402,18 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             **({"topicConfig": controller["topicConfig"],
                 "configChanges": {"minInsyncReplicas": s[CONFIG_CHANGES][0], "uncleanLeaderElectionEnable": s[CONFIG_CHANGES][1]}}
                if s[TOPIC_CONFIG] else {}),
+            # only when directories may be cordoned
+            **({"cordoned": [list(slots) for slots in s[CORDONED]],
+                "registeredCordons": controller["registeredCordons"],
+                "reportedCordons": [[dir_name(d) for d in r[0]] if r else "none" for r in s[REPORTED_CORDONS]],
+                "cordonChanges": s[CORDON_CHANGES]}
+               if s[CORDONED] else {}),
         }
 
     def describe_controller(self, image) -> dict:
         """The controller's variables (in-memory, or a committed image) as traces show them."""
-        broker_epoch, fenced, online_dirs, partitions, registered_incarnation, metadata_version, topic_config = image
+        (broker_epoch, fenced, online_dirs, partitions, registered_incarnation, metadata_version, topic_config,
+         registered_cordons) = image
 
         def part_view(part):
             if part is None:
@@ -417,6 +440,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             "metadataVersion": METADATA_VERSION_NAMES[metadata_version],
             **({"topicConfig": {"minInsyncReplicas": topic_config[0], "uncleanLeaderElectionEnable": topic_config[1]}}
                if topic_config else {}),
+            # a registration's cordonedLogDirs: "null" until a heartbeat reports them
+            **({"registeredCordons": [[dir_name(d) for d in c[0]] if c else "null" for c in registered_cordons]}
+               if registered_cordons else {}),
         }
 
 
@@ -443,6 +469,7 @@ _PARAM_KINDS = {
     "AdminElectsDesignatedLeader": ("p", "b"),
     "AdminElectsUncleanLeader": ("p",),
     "AdminElectsPreferredLeader": ("p",),
+    "AdminCordonsDir": ("b", "slot"),
     "ToolAsksReplicaLogInfo": ("p", "b"),
     "ToolElectsLeader": ("p",),
     "LeaderAppendsRecord": ("b", "p"),

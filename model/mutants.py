@@ -74,6 +74,11 @@ MUTANTS = {
     "unclean_config_read_statically": "the controller's elections read unclean.leader.election.enable as the cluster "
     "started, not as an operator altered it while it runs (KAFKA-12670's dynamic path missing): turned off, the "
     "controller still elects unclean leaders",
+    "cordons_only_of_online_dirs": "the controller keeps only the reported cordoned directories that its registration "
+    "lists online, and writes nothing when none is (KAFKA-20441 missing: apache/kafka trunk before it): an "
+    "uncordoned broker stays cordoned, and a cordoned offline directory is forgotten",
+    "log_dirs_ignore_cordons": "a broker places a new replica in its least-loaded directory, cordoned or not "
+    "(LogManager.nextLogDirs as it was before KAFKA-19774)",
     "no_leader_epoch_bump_on_isr_shrink": "below metadata version 3.6-IV0, an ISR shrink keeps the leader epoch, "
     "which the brokers' replica manager of those versions needs bumped (KAFKA-15021)",
 }
@@ -117,6 +122,8 @@ CAUGHT_AT = {
     "min_isr_change_keeps_elr": "dynamicconfig",
     "unclean_config_read_statically": "uncleantoggle",
     "replay_ignores_log_dirs": "failoverjbod",
+    "cordons_only_of_online_dirs": "cordons",
+    "log_dirs_ignore_cordons": "cordons",
     "assignment_not_retried": "lossyprogress",
     "unclean_election_not_retried": "uncleanprogress",
     "failover_without_sessions": "failoverprogress",

@@ -50,7 +50,8 @@ def message_label(m: tuple) -> str:
     if m[0] in (HEARTBEAT, HEARTBEAT_RESPONSE):
         flags = [name for name, on in ((("wantFence", m[4]), ("wantShutDown", m[5])) if m[0] == HEARTBEAT
                                        else (("shouldShutDown", m[4]),)) if on]
-        return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[dir_name(d) for d in m[3]]}{''.join(', ' + f for f in flags)})"
+        cordoned = f", cordoned {[dir_name(d) for d in m[6][0]]}" if m[0] == HEARTBEAT and m[6] else ""
+        return f"{kind}(b{m[1]}, epoch {m[2]}, offline {[dir_name(d) for d in m[3]]}{''.join(', ' + f for f in flags)}{cordoned})"
     if m[0] == ASSIGN:
         return f"{kind}(b{m[1]}, epoch {m[2]}, p{m[3]} -> {dir_name(m[4])})"
     if m[0] == ASSIGN_RESPONSE:

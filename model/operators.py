@@ -7,6 +7,7 @@ from .state import (
     BROKER_EPOCH, BROKER_IMAGE, CLEAN_SHUTDOWN_EPOCH, COMMITTED_IMAGE, IN_CONTROLLED_SHUTDOWN, WANT_SHUTDOWN, FOLLOWER_END, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
     KNOWN_EPOCH, LOGS, METADATA_VERSION, MV_3_7_IV2, NETWORK, NONE, OFF, ONLINE_DIRS, QUEUED,
     REGISTERED_INCARNATION, RUNNING, STATUS, VARIABLE_INDEX, MIN_ISR, TOPIC_CONFIG, UNCLEAN_ENABLED, except_at,
+    CORDONED, REGISTERED_CORDONS,
 )
 from .uuids import MIGRATING, UNASSIGNED, is_online
 
@@ -25,14 +26,27 @@ class Operators:
         return tuple(i for i in self.slots if p in s[LOGS][b][i])
 
     def least_loaded_online_slot(self, s, b):
-        """Where a broker places a new replica: the online directory with the fewest logs."""
+        """Where a broker places a new replica (LogManager.nextLogDirs): the online directory with
+        the fewest logs, the first on a tie.  With cordoned directories (KIP-1066) it picks among the
+        uncordoned ones, and takes the first online directory when every one is cordoned, or when
+        only one is online, cordoned or not."""
+        online = [i for i in self.slots if self.slot_online(s, b, i)]
+        cordoned = s[CORDONED][b] if s[CORDONED] and self.mutant != "log_dirs_ignore_cordons" else ()
+        candidates = [i for i in online if i not in cordoned] if len(online) > 1 else online
+        if online and not candidates:
+            return online[0]
         best, best_load = NONE, None
-        for i in self.slots:
-            if self.slot_online(s, b, i):
-                load = len(s[LOGS][b][i]) + sum(1 for p in self.partitions if s[FUTURE][b][p] == i)
-                if best_load is None or load < best_load:
-                    best, best_load = i, load
+        for i in candidates:
+            load = len(s[LOGS][b][i]) + sum(1 for p in self.partitions if s[FUTURE][b][p] == i)
+            if best_load is None or load < best_load:
+                best, best_load = i, load
         return best
+
+    def has_uncordoned_dirs(self, view, b) -> bool:
+        """BrokerRegistration.hasUncordonedDirs: the registration lists no directory, or holds no
+        cordoned ones (null), or some online directory of it is not cordoned."""
+        cordons = view[REGISTERED_CORDONS][b] if view[REGISTERED_CORDONS] else ()
+        return not view[ONLINE_DIRS][b] or not cordons or not set(view[ONLINE_DIRS][b]) <= set(cordons[0])
 
     def replica_dir(self, part, p, b):
         """The directory metadata assigns to broker b's replica of partition p."""

@@ -9,7 +9,7 @@ from .state import (
     ACKED, REPLICA_LOG, BROKER_EPOCH, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER, RECOVERING, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
     ONLINE_DIRS, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, PARTITION_RECORD,
     REGISTERED_INCARNATION, REGISTER_BROKER, AWAITED_HEARTBEATS, IN_CONTROLLED_SHUTDOWN, LOST_BY_ELECTION, except_at,
-    given_up_unless, holds, CLEAR_ELR, CONFIG_RECORD, TOPIC_CONFIG, MIN_ISR,
+    given_up_unless, holds, CLEAR_ELR, CONFIG_RECORD, TOPIC_CONFIG, MIN_ISR, CORDONED_DIRS, REGISTERED_CORDONS,
 )
 
 
@@ -152,12 +152,21 @@ class Records:
                 )
                 # the heartbeat manager's entry is made anew: no controlled shutdown, no offset
                 s = self._offset_forgotten(s, b, leaves_controlled_shutdown=True)
+                if s[REGISTERED_CORDONS]:
+                    # the record carries no cordonedLogDirs: null until a heartbeat reports them
+                    s = self._with(s, registeredCordons=except_at(s[REGISTERED_CORDONS], b, ()))
             elif record[0] == FEATURE_LEVEL:
                 # FeatureControlManager.replay(FeatureLevelRecord)
                 s = self._with(s, metadataVersion=record[1])
             elif record[0] == CONFIG_RECORD:
                 # ConfigurationControlManager.replay(ConfigRecord)
                 s = self._with(s, topicConfig=except_at(s[TOPIC_CONFIG], record[1], record[2]))
+            elif record[0] == CORDONED_DIRS:
+                # ClusterControlManager.replay(BrokerRegistrationChangeRecord) with cordonedLogDirs set;
+                # as every registration change, it makes the heartbeat manager's entry anew
+                b = record[1]
+                s = self._with(s, registeredCordons=except_at(s[REGISTERED_CORDONS], b, (record[2],)))
+                s = self._offset_forgotten(s, b, leaves_controlled_shutdown=s[FENCED][b])
             elif record[0] == CLEAR_ELR:
                 # ReplicationControlManager.replay(ClearElrRecord): every partition that has an ELR or
                 # a last known leader merges a record emptying both (its partition epoch goes up)
@@ -300,6 +309,8 @@ def record_label(record: tuple) -> str:
         return f"Config({key}={value})"
     if kind == CLEAR_ELR:
         return "ClearElr"
+    if kind == CORDONED_DIRS:
+        return f"BrokerRegistrationChange(b{record[1]}, cordonedLogDirs {[dir_name(d) for d in record[2]]})"
     _, b, fenced, log_dirs, in_controlled_shutdown = record
     said = [] if fenced is None else ["fenced" if fenced else "unfenced"]
     said += [f"logDirs {[dir_name(d) for d in log_dirs]}"] if log_dirs else []

@@ -33,6 +33,9 @@ class KafkaRules:
     #: the registered epoch, KAFKA-15586) and then keeps the broker's ELR memberships; the code
     #: read took every new incarnation as an unclean shutdown
     clean_shutdown_detection: bool = False
+    #: KIP-1066 (KAFKA-19774, 4.3.0): brokers report cordoned log directories in their heartbeats,
+    #: registrations hold them, and placement reads them (the model's ``cordons`` setting needs it)
+    cordoned_dirs: bool = False
 
     @classmethod
     def of(cls, release: tuple[int, int, int] | None) -> "KafkaRules":
@@ -47,4 +50,5 @@ class KafkaRules:
             assignment_keeps_elr=release >= (4, 3, 0),
             last_known_leader_when_leaderless=release >= (4, 1, 1),
             clean_shutdown_detection=True,
+            cordoned_dirs=release >= (4, 3, 0),
         )

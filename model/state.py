@@ -72,6 +72,13 @@ VARIABLES = (
     "topicConfig",  # controller: <<min.insync.replicas, unclean.leader.election.enable>> as its ConfigRecords
     # leave them (every topic alike)
     "configChanges",  # <<min.insync.replicas changes, unclean.leader.election.enable toggles>> so far
+    # Cordoned log directories (KIP-1066), when an operator may cordon them (else () and 0 throughout):
+    "cordoned",  # broker -> sorted slots its cordoned.log.dirs names (a broker config: kept across restarts)
+    "registeredCordons",  # controller: broker -> <<>> while its registration's cordonedLogDirs is null (none reported
+    # since it registered), else <<the sorted directories it holds cordoned>>
+    "reportedCordons",  # broker -> <<>> or <<the sorted directories>> the last heartbeat of the broker that the
+    # controller handled reported cordoned, whichever incarnation sent it: what the controller has been told
+    "cordonChanges",  # changes to a broker's cordoned.log.dirs so far
 )
 (
     STATUS,
@@ -113,13 +120,18 @@ VARIABLES = (
     CLEAN_SHUTDOWNS,
     TOPIC_CONFIG,
     CONFIG_CHANGES,
+    CORDONED,
+    REGISTERED_CORDONS,
+    REPORTED_CORDONS,
+    CORDON_CHANGES,
 ) = range(len(VARIABLES))
 # The recovery tool's outcome for a partition: still trying, elected a leader, or found the
 # partition online again (reported instead of an election).
 RUNNING_TOOL, ELECTED_BY_TOOL, FOUND_ONLINE = 0, 1, 2
 TOOL_OUTCOME_NAMES = ("RUNNING", "ELECTED", "FOUND_ONLINE")
 #: The controller's in-memory state, in the order of a committed image.
-CONTROLLER_VARIABLES = (BROKER_EPOCH, FENCED, ONLINE_DIRS, PARTITION, REGISTERED_INCARNATION, METADATA_VERSION, TOPIC_CONFIG)
+CONTROLLER_VARIABLES = (BROKER_EPOCH, FENCED, ONLINE_DIRS, PARTITION, REGISTERED_INCARNATION, METADATA_VERSION, TOPIC_CONFIG,
+                        REGISTERED_CORDONS)
 # topicConfig's fields
 MIN_ISR, UNCLEAN_ENABLED = 0, 1
 
@@ -170,6 +182,8 @@ REGISTER_BROKER = "RegisterBroker"  # <<kind, b, incarnation ID, broker epoch, f
 PARTITION_RECORD = "Partition"  # <<kind, p, leader, isr, dirs>>: a new partition, both epochs 0
 FEATURE_LEVEL = "FeatureLevel"  # <<kind, metadata version>>
 CONFIG_RECORD = "Config"  # <<kind, field of topicConfig (MIN_ISR or UNCLEAN_ENABLED), value>>: ConfigRecord, every topic
+CORDONED_DIRS = "CordonedDirs"  # <<kind, b, sorted directories>>: a BrokerRegistrationChangeRecord that sets only
+# cordonedLogDirs (ReplicationControlManager.handleDirectoriesCordoned)
 CLEAR_ELR = "ClearElr"  # <<kind>>: ClearElrRecord, every topic (its partitions' ELR and lastKnownElr emptied)
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves it alone (Kafka's -2)
 
@@ -177,7 +191,8 @@ NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves i
 # (for a registration and its response, the incarnation ID the request carries instead).
 REGISTER = 1  # <<REGISTER, b, incarnation, dirs, previousBrokerEpoch>>    BrokerRegistrationRequest (-1: none)
 REGISTER_RESPONSE = 2  # <<REGISTER_RESPONSE, b, incarnation, epoch>> epoch 0: an error
-HEARTBEAT = 3  # <<HEARTBEAT, b, epoch, offlineDirs, wantFence, wantShutDown>> BrokerHeartbeatRequest
+HEARTBEAT = 3  # <<HEARTBEAT, b, epoch, offlineDirs, wantFence, wantShutDown, cordoned>> BrokerHeartbeatRequest;
+# cordoned: <<>> for CordonedLogDirs null (not modeled, or before the broker has caught up), else <<directories>>
 HEARTBEAT_RESPONSE = 4  # <<HEARTBEAT_RESPONSE, b, epoch, offlineDirs, shouldShutDown>> acknowledges offlineDirs
 ASSIGN = 5  # <<ASSIGN, b, epoch, p, dir>>                       AssignReplicasToDirs
 ASSIGN_RESPONSE = 6  # <<ASSIGN_RESPONSE, b, epoch, p, dir, ok>>
@@ -236,6 +251,7 @@ ACTIONS = (
     "AdminAltersMinIsr",
     "AdminTogglesUncleanElection",
     "AdminElectsPreferredLeader",
+    "AdminCordonsDir",
     "NetworkLosesMessage",
     "ControllerCommits",
     "ControllerFailsOver",

@@ -44,6 +44,7 @@ CONSTANTS
     MaxMinIsrChanges,         \* times an operator alters the topic's min.insync.replicas in the whole run
     MaxUncleanToggles,        \* times an operator turns the topic's unclean.leader.election.enable on or off
     PreferredElections,       \* an operator may run preferred leader elections
+    MaxCordons,               \* KIP-1066: times an operator cordons or uncordons a broker's directory in the whole run
     MaxToolRequests,          \* KIP-1275's recovery tool: requests it may send in the whole run; 0: not run
     ToolEpoch,                \* "current" (KIP-1275's PartitionLeaderEpoch) or "last_written" (KIP-966's)
     ToolEpochCheck,           \* the tool's elections carry the leader epoch it saw (finding 10's fix)
@@ -96,6 +97,12 @@ LastKnownLeaderWhenLeaderless == ReleaseAtLeast(<<4, 1, 1>>)
 \* registered epoch, KAFKA-15586) and then keeps the broker's ELR memberships; the code read took
 \* every new incarnation as an unclean shutdown
 CleanShutdownDetection == IsRelease
+\* KIP-1066 (KAFKA-19774, 4.3.0): brokers report cordoned log directories in their heartbeats,
+\* registrations hold them, and placement reads them (MaxCordons needs it)
+CordonedDirs == ReleaseAtLeast(<<4, 3, 0>>)
+CordonsOn == MaxCordons > 0
+ASSUME CordonsOn => CordonedDirs /\ Failovers = 0 /\ LegacyBrokers = 0 /\ InitialMetadataVersion = "3.7-IV2"
+                    /\ ~MetadataUpgradeEnabled
 
 Min(S) == CHOOSE x \in S : \A y \in S : x <= y
 Range(seq) == {seq[k] : k \in DOMAIN seq}
@@ -171,7 +178,14 @@ VARIABLES
     cleanShutdowns, \* controlled shutdowns begun so far
     \* Dynamic topic configs, when an operator may alter them while the cluster runs (else <<>> throughout):
     topicConfig,    \* controller: [minIsr, unclean] as its ConfigRecords leave them (every topic alike)
-    configChanges   \* [minIsr, unclean]: min.insync.replicas changes and unclean toggles so far
+    configChanges,  \* [minIsr, unclean]: min.insync.replicas changes and unclean toggles so far
+    \* Cordoned log directories (KIP-1066), when an operator may cordon them (else <<>> and 0 throughout):
+    cordoned,       \* broker -> the slots its cordoned.log.dirs names (a broker config: kept across restarts)
+    registeredCordons, \* controller: broker -> <<>> while its registration's cordonedLogDirs is null (none
+                       \* reported since it registered), else <<the directories it holds cordoned>>
+    reportedCordons, \* broker -> <<>> or <<the directories>> the last heartbeat of the broker that the controller
+                     \* handled reported cordoned, whichever incarnation sent it: what the controller has been told
+    cordonChanges   \* changes to a broker's cordoned.log.dirs so far
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
@@ -180,7 +194,7 @@ vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           committedImage, uncommitted, failoversDone, brokerImage,
           replicaLog, highWatermark, followerEnd, acked, produced, flushed, tool, session, sessionsExpired,
           inControlledShutdown, awaitedHeartbeats, wantShutdown, cleanShutdownEpoch, cleanShutdowns,
-          topicConfig, configChanges>>
+          topicConfig, configChanges, cordoned, registeredCordons, reportedCordons, cordonChanges>>
 \* What a broker's crash keeps of the data plane (its followerEnd is in memory).
 dataKept == <<replicaLog, highWatermark, acked, produced, flushed>>
 dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced, flushed>>
@@ -190,8 +204,12 @@ brokerVarsButAcked == <<brokerStatus, incarnation, dirIds, dirState, logs, futur
                         replicaLog, highWatermark, followerEnd, produced, flushed>>
 logVars == <<committedImage, uncommitted, failoversDone>>
 \* The controller's state: in memory, and (with failovers) its metadata log.
-controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, logVars>>
-counters == <<nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges>>
+\* (reportedCordons, what the controller has been told of cordons, goes with them.)
+controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig,
+                   registeredCordons, reportedCordons, logVars>>
+\* An operator's cordons: the brokers' configs, and the count.
+cordonVars == <<cordoned, cordonChanges>>
+counters == <<nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars>>
 \* Controlled shutdown: the controller's side (its registrations' flags and BrokerHeartbeatManager's
 \* offsets), the brokers' (a shutdown asked for, the clean-shutdown files), and the count.
 heartbeatVars == <<inControlledShutdown, awaitedHeartbeats>>
@@ -207,10 +225,17 @@ FailedSlots(b) == {i \in Slots : SlotFailed(b, i)}
 OnlineSlots(b) == {i \in Slots : SlotOnline(b, i)}
 MainSlots(b, p) == {i \in Slots : p \in logs[b][i]}
 Load(b, i) == Cardinality(logs[b][i]) + Cardinality({p \in Partitions : future[b][p] = i})
-\* Where a broker places a new replica: the online directory with the fewest logs.
+\* The directories a broker may place a new replica in (LogManager.nextLogDirs): the online ones,
+\* with cordoned directories (KIP-1066) the uncordoned ones among them, or the first online one
+\* when every one is cordoned; the only online one, cordoned or not.
+PlacementSlots(b) ==
+    LET open == IF CordonsOn /\ Mutant # "log_dirs_ignore_cordons" /\ Cardinality(OnlineSlots(b)) > 1
+                THEN OnlineSlots(b) \ cordoned[b] ELSE OnlineSlots(b)
+    IN IF open = {} /\ OnlineSlots(b) # {} THEN {Min(OnlineSlots(b))} ELSE open
+\* Where a broker places a new replica: of those, the directory with the fewest logs.
 LeastLoadedOnlineSlot(b) ==
-    CHOOSE i \in OnlineSlots(b) :
-        \A j \in OnlineSlots(b) : Load(b, i) < Load(b, j) \/ (Load(b, i) = Load(b, j) /\ i <= j)
+    CHOOSE i \in PlacementSlots(b) :
+        \A j \in PlacementSlots(b) : Load(b, i) < Load(b, j) \/ (Load(b, i) = Load(b, j) /\ i <= j)
 
 \* The data plane is modeled: records are produced, replicas keep logs.
 DataPlane == MaxRecords > 0
@@ -227,6 +252,11 @@ ControllerUnclean ==
     IF Mutant = "unclean_config_read_statically" THEN UncleanElection = "topic" ELSE UncleanIn(topicConfig)
 
 Registered(b) == brokerEpoch[b] > 0
+\* BrokerRegistration.hasUncordonedDirs: the registration lists no directory, or holds no cordoned
+\* ones (null), or some online directory of it is not cordoned.
+HasUncordonedDirs(b) ==
+    IF onlineDirs[b] = {} \/ registeredCordons[b] = <<>> THEN TRUE
+    ELSE ~(onlineDirs[b] \subseteq registeredCordons[b][1])
 EpochIsCurrent(b, e) == Registered(b) /\ brokerEpoch[b] = e
 \* The registered incarnation has a heartbeat session (BrokerHeartbeatManager.hasValidSession, timing
 \* apart): the code read, while it is unfenced; the releases, once its epoch has heartbeated, fenced
@@ -426,7 +456,8 @@ ChangePartition(part, p, remove, newDirs, keepInIsr, ep, fen, od) ==
 LogOn == Failovers > 0
 CurrentImage == [brokerEpoch |-> brokerEpoch, fenced |-> fenced, onlineDirs |-> onlineDirs,
                  partition |-> partition, registeredIncarnation |-> registeredIncarnation,
-                 metadataVersion |-> metadataVersion, topicConfig |-> topicConfig]
+                 metadataVersion |-> metadataVersion, topicConfig |-> topicConfig,
+                 registeredCordons |-> registeredCordons]
 \* The metadata brokers read: brokers replay committed records only.
 Published == IF LogOn THEN committedImage ELSE CurrentImage
 \* The metadata broker b acts on: the image it has loaded when the brokers' lag is modeled.
@@ -460,6 +491,8 @@ PartitionRec(p, leader, isr, dirs) == [kind |-> "Partition", partition |-> p, le
 FeatureLevelRec(version) == [kind |-> "FeatureLevel", version |-> version]
 \* ConfigRecord (every topic alike): key "minIsr" or "unclean"
 ConfigRec(key, value) == [kind |-> "Config", key |-> key, value |-> value]
+\* A BrokerRegistrationChangeRecord that sets only cordonedLogDirs (handleDirectoriesCordoned)
+CordonedDirsRec(b, dirs) == [kind |-> "CordonedDirs", broker |-> b, dirs |-> dirs]
 \* ClearElrRecord (every topic)
 ClearElrRec == [kind |-> "ClearElr"]
 \* ReplicationControlManager.replay(ClearElrRecord): a partition with an ELR or a last known leader
@@ -483,9 +516,12 @@ ReplayRecord(img, r) ==
             [img EXCEPT !.partition[r.partition] = Merge(@, r)]
       [] r.kind = "Partition" ->
             [img EXCEPT !.partition[r.partition] = NewPartition(r.leader, r.isr, r.dirs)]
-      [] r.kind = "RegisterBroker" ->
+      [] r.kind = "RegisterBroker" ->    \* no cordonedLogDirs: null until a heartbeat reports them
             [img EXCEPT !.brokerEpoch[r.broker] = r.epoch, !.registeredIncarnation[r.broker] = r.incarnation,
-                        !.fenced[r.broker] = r.fenced, !.onlineDirs[r.broker] = r.logDirs]
+                        !.fenced[r.broker] = r.fenced, !.onlineDirs[r.broker] = r.logDirs,
+                        !.registeredCordons = IF CordonsOn THEN [@ EXCEPT ![r.broker] = <<>>] ELSE @]
+      [] r.kind = "CordonedDirs" ->
+            [img EXCEPT !.registeredCordons[r.broker] = <<r.dirs>>]
       [] r.kind = "FeatureLevel" ->
             [img EXCEPT !.metadataVersion = r.version]
       [] r.kind = "Config" ->
@@ -635,6 +671,11 @@ Init ==
     /\ wantShutdown = IF CleanShutdownsOn THEN [b \in Brokers |-> FALSE] ELSE <<>>
     /\ cleanShutdownEpoch = IF CleanShutdownsOn THEN [b \in Brokers |-> -1] ELSE <<>>
     /\ cleanShutdowns = 0
+    \* nothing cordoned, nothing reported
+    /\ cordoned = IF CordonsOn THEN [b \in Brokers |-> {}] ELSE <<>>
+    /\ registeredCordons = IF CordonsOn THEN [b \in Brokers |-> <<>>] ELSE <<>>
+    /\ reportedCordons = IF CordonsOn THEN [b \in Brokers |-> <<>>] ELSE <<>>
+    /\ cordonChanges = 0
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -685,7 +726,7 @@ BrokerStarts(b) ==
                                                            IF p \in emptied THEN 0 ELSE flushed[b][p]]]
                                     ELSE flushed
                  ELSE UNCHANGED <<replicaLog, highWatermark, acked, flushed>>
-           /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges,
+           /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars,
                           followerEnd, produced, tool, session, shutdownVars>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
@@ -795,12 +836,14 @@ BrokerFailsDir(b, i) ==
              ELSE /\ queued' = [queued EXCEPT ![b] = newQueued]
                   /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd, brokerShutdownVars>>
     /\ dirFailures' = dirFailures + 1
-    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted, sessionsExpired, configChanges,
+    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars,
                    dataKept, tool, session, heartbeatVars, cleanShutdowns>>
 
 \* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs), asks
 \* to stay fenced (wantFence) until the broker has loaded its registration, and asks to shut down
-\* (wantShutDown) once the broker has begun a controlled shutdown.
+\* (wantShutDown) once the broker has begun a controlled shutdown.  With cordoned directories, once
+\* the broker has caught up it also lists those its cordoned.log.dirs names (CordonedLogDirs; null,
+\* <<>>, before), failed ones included.
 BrokerSendsHeartbeat(b) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ Room
@@ -809,7 +852,9 @@ BrokerSendsHeartbeat(b) ==
     /\ network' = BagAdd(network, [kind |-> "Heartbeat", broker |-> b, epoch |-> knownEpoch[b],
                                    offline |-> {dirIds[b][i] : i \in FailedSlots(b)},
                                    wantFence |-> BrokerLag /\ ~CaughtUp(b),
-                                   wantShutDown |-> CleanShutdownsOn /\ wantShutdown[b]])
+                                   wantShutDown |-> CleanShutdownsOn /\ wantShutdown[b],
+                                   cordoned |-> IF CordonsOn /\ (~BrokerLag \/ CaughtUp(b))
+                                                THEN <<{dirIds[b][i] : i \in cordoned[b]}>> ELSE <<>>])
     /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session, shutdownVars>>
 
 \* The broker marks the offline directories the response acknowledges; one that says
@@ -949,10 +994,12 @@ BrokerStartsMove(b, p, t) ==
     /\ Cardinality(MainSlots(b, p)) = 1
     /\ \A s \in MainSlots(b, p) : SlotOnline(b, s) /\ t # s
     /\ SlotOnline(b, t)
+    \* not to a cordoned directory (ReplicaManager.alterReplicaLogDirs: InvalidReplicaAssignmentException)
+    /\ CordonsOn => t \notin cordoned[b]
     /\ future' = [future EXCEPT ![b][p] = t]
     /\ movesStarted' = movesStarted + 1
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, brokerImage, controllerVars,
-                   network, nextUuid, dirFailures, lostMessages, sessionsExpired, configChanges, dataVars, tool, session, shutdownVars>>
+                   network, nextUuid, dirFailures, lostMessages, sessionsExpired, configChanges, cordonVars, dataVars, tool, session, shutdownVars>>
 
 \* The future replica caught up: move the assignment first, promote once acknowledged.
 BrokerFutureCaughtUp(b, p) ==
@@ -1041,7 +1088,9 @@ Register(m, sessionExpired) ==
             /\ inControlledShutdown' = IF CleanShutdownsOn /\ ~same THEN [inControlledShutdown EXCEPT ![b] = FALSE]
                                       ELSE inControlledShutdown
             /\ awaitedHeartbeats' = IF CleanShutdownsOn THEN OffsetForgotten(awaitedHeartbeats, b, TRUE) ELSE awaitedHeartbeats
-            /\ UNCHANGED <<metadataVersion, topicConfig>>
+            \* the RegisterBrokerRecord carries no cordonedLogDirs: null until a heartbeat reports them
+            /\ registeredCordons' = IF CordonsOn THEN [registeredCordons EXCEPT ![b] = <<>>] ELSE registeredCordons
+            /\ UNCHANGED <<metadataVersion, topicConfig, reportedCordons>>
 
 \* registerBroker.  Semantics "code": Register, the registered incarnation's session taken as
 \* still valid while it has one (HasSession).  Semantics "kip": the incarnation number is the
@@ -1073,7 +1122,7 @@ ControllerHandlesRegistration(m) ==
                      IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
                      THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
                      ELSE partition[p]]
-               /\ UNCHANGED <<metadataVersion, topicConfig, logVars, session, heartbeatVars>>
+               /\ UNCHANGED <<metadataVersion, topicConfig, registeredCordons, reportedCordons, logVars, session, heartbeatVars>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
 \* registerBroker for a new incarnation once the registered incarnation is gone and its session
@@ -1204,11 +1253,21 @@ ControllerHandlesHeartbeat(m) ==
             ELSE <<>>
         codeFenced == IF unfenceC THEN [fenced EXCEPT ![b] = FALSE] ELSE IF fenceC THEN [fenced EXCEPT ![b] = TRUE]
                       ELSE fenced
+        \* handleDirectoriesCordoned (metadata version 4.3-IV0): the registration takes the reported
+        \* directories when it holds none (null) or others; the mutant keeps only those it lists online,
+        \* and writes nothing when none is (trunk before KAFKA-20441)
+        reportsCordons == current /\ m.cordoned # <<>>
+        cordonSet == IF Mutant = "cordons_only_of_online_dirs" THEN m.cordoned[1] \cap onlineDirs[b]
+                     ELSE IF reportsCordons THEN m.cordoned[1] ELSE {}
+        cordonWritten == /\ reportsCordons
+                         /\ ~(Mutant = "cordons_only_of_online_dirs" /\ cordonSet = {})
+                         /\ registeredCordons[b] # <<cordonSet>>
+        cordonRecs == IF cordonWritten THEN <<CordonedDirsRec(b, cordonSet)>> ELSE <<>>
         \* BrokerHeartbeatManager: the sender's offset (touch), the registration records' replay,
         \* then a controlled shutdown's offset (maybeUpdateControlledShutdownOffset)
         touched == IF current THEN HeartbeatTouched(awaitedHeartbeats, b, will \in {"FENCED", "SHUTDOWN_NOW"})
                    ELSE awaitedHeartbeats
-        registrationWritten == unfenceC \/ fenceC \/ (enterC /\ ~InControlledShutdown(b)) \/ newly # {}
+        registrationWritten == unfenceC \/ fenceC \/ (enterC /\ ~InControlledShutdown(b)) \/ newly # {} \/ cordonWritten
         replayed == IF registrationWritten THEN OffsetForgotten(touched, b, codeFenced[b]) ELSE touched
         codeAwaited == IF will = "CONTROLLED_SHUTDOWN" /\ replayed[b] = <<>>
                        THEN [replayed EXCEPT ![b] = <<Brokers \ {b}>>] ELSE replayed
@@ -1237,7 +1296,9 @@ ControllerHandlesHeartbeat(m) ==
                   THEN /\ onlineDirs' = codeOd
                        /\ fenced' = codeFenced
                        /\ partition' = codeParts
-                       /\ LogWrite(net, Written(stateRecs \o offlineRecs), response)
+                       /\ LogWrite(net, Written(stateRecs \o offlineRecs \o cordonRecs), response)
+                       /\ registeredCordons' = IF cordonWritten THEN [registeredCordons EXCEPT ![b] = <<cordonSet>>]
+                                               ELSE registeredCordons
                        /\ inControlledShutdown' = IF enterC THEN [inControlledShutdown EXCEPT ![b] = TRUE]
                                                  ELSE inControlledShutdown
                        /\ awaitedHeartbeats' = IF CleanShutdownsOn THEN codeAwaited ELSE awaitedHeartbeats
@@ -1245,8 +1306,9 @@ ControllerHandlesHeartbeat(m) ==
                        /\ fenced' = fen
                        /\ partition' = parts2
                        /\ network' = Send(net, response)
-                       /\ UNCHANGED <<logVars, heartbeatVars>>
+                       /\ UNCHANGED <<logVars, heartbeatVars, registeredCordons>>
                /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion, topicConfig>>
+               /\ reportedCordons' = IF reportsCordons THEN [reportedCordons EXCEPT ![b] = m.cordoned] ELSE reportedCordons
        /\ HeardFrom(b, m.epoch)
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
@@ -1290,7 +1352,7 @@ FenceExpired(b) ==
     /\ IF Semantics = "code" THEN LogWrite(network, fenceRecs, NoResponse) ELSE UNCHANGED <<network, logVars>>
     \* the fencing record's replay ends the broker's controlled shutdown in BrokerHeartbeatManager
     /\ awaitedHeartbeats' = IF CleanShutdownsOn THEN OffsetForgotten(awaitedHeartbeats, b, TRUE) ELSE awaitedHeartbeats
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, tool,
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, tool,
                    inControlledShutdown, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
 \* maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down or was
@@ -1316,7 +1378,7 @@ ControllerFencesSilentBroker(b) ==
     /\ Alive(b)
     /\ FenceExpired(b)
     /\ sessionsExpired' = sessionsExpired + 1
-    /\ UNCHANGED <<nextUuid, dirFailures, lostMessages, movesStarted, configChanges>>
+    /\ UNCHANGED <<nextUuid, dirFailures, lostMessages, movesStarted, configChanges, cordonVars>>
 
 \* AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and if it is
 \* not online for the broker (LOST, unknown) take the replica out as for a failed directory.
@@ -1337,7 +1399,7 @@ ControllerHandlesAssignment(m) ==
           THEN network' = net /\ UNCHANGED controllerVars
           ELSE IF partition[p] = NoPartition \/ b \notin ReplicaSet(p)
           THEN /\ LogWrite(net, <<>>, Response(FALSE))     \* a per-partition error in the response
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig>>
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons>>
           ELSE LET part == partition[p]
                    dirs == [part.dirs EXCEPT ![b] = m.dir]
                    online == ControllerThinksOnline(b, m.dir, onlineDirs)
@@ -1353,7 +1415,7 @@ ControllerHandlesAssignment(m) ==
                   /\ partition' = [partition EXCEPT ![p] =
                         IF Semantics = "code" THEN codePart
                         ELSE ChangePartition(part, p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
-                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig>>
+                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it leaves
@@ -1370,7 +1432,7 @@ ControllerHandlesAlterReplicaState(m) ==
                                        brokerEpoch, fenced, onlineDirs)
                IN /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
                   /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>), NoResponse)
-                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig>>
+                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
@@ -1381,12 +1443,14 @@ ControllerCreatesPartition(p) ==
         first == Min({k \in 1 .. ReplicationFactor : Replicas(p)[k] \in isr})
     IN /\ partition[p] = NoPartition
        /\ \A r \in ReplicaSet(p) : Registered(r)
+       \* validateManualPartitionAssignment: no replica on a broker with every directory cordoned
+       /\ CordonsOn => \A r \in ReplicaSet(p) : HasUncordonedDirs(r)
        /\ isr # {}
        /\ partition' = [partition EXCEPT ![p] =
              NewPartition(Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])]
        /\ LogWrite(network, <<PartitionRec(p, Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])>>,
                    NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, counters, tool, session, shutdownVars>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, counters, tool, session, shutdownVars>> /\ GiveUp
 
 -----------------------------------------------------------------------------
 (* Admin and network *)
@@ -1411,7 +1475,7 @@ DesignatedElection(p, b) ==
     IN
     /\ partition' = [partition EXCEPT ![p] = Merge(part, rec)]
     /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, counters, session, shutdownVars>> /\ GiveUp
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, counters, session, shutdownVars>> /\ GiveUp
 
 \* An operator's kafka-leader-election --election-type designated (KIP-1275).
 AdminElectsDesignatedLeader(p, b) ==
@@ -1431,7 +1495,7 @@ AdminElectsUncleanLeader(p) ==
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, counters, tool, session, shutdownVars>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* maybeElectUncleanLeaders, the controller's periodic task with the topic's
 \* unclean.leader.election.enable: an UNCLEAN election for every leaderless partition, in one batch.
@@ -1445,7 +1509,7 @@ ControllerElectsUncleanLeaders ==
        /\ recs # <<>>
        /\ partition' = [p \in Partitions |-> IF Leaderless(p) THEN Merge(partition[p], Rec(p)) ELSE partition[p]]
        /\ LogWrite(network, recs, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, counters, tool, session, shutdownVars>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord.
 AdminUpgradesMetadataVersion ==
@@ -1453,7 +1517,7 @@ AdminUpgradesMetadataVersion ==
     /\ metadataVersion # "3.7-IV2"
     /\ metadataVersion' = "3.7-IV2"
     /\ LogWrite(network, <<FeatureLevelRec("3.7-IV2")>>, NoResponse)
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, topicConfig, counters, tool, session, shutdownVars>>
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, topicConfig, registeredCordons, reportedCordons, counters, tool, session, shutdownVars>>
 
 \* The topic exists (an operator can alter only an existing topic's configs).
 TopicExists == \E p \in Partitions : partition[p] # NoPartition
@@ -1472,6 +1536,7 @@ AdminAltersMinIsr(v) ==
     /\ LogWrite(network, <<ConfigRec("minIsr", v)>> \o (IF clear THEN <<ClearElrRec>> ELSE <<>>), NoResponse)
     /\ configChanges' = [configChanges EXCEPT !.minIsr = @ + 1]
     /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion,
+                   registeredCordons, reportedCordons, cordonVars,
                    nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, tool, session, shutdownVars>>
 
 \* kafka-configs --alter on the topic's unclean.leader.election.enable: a ConfigRecord turning it
@@ -1484,7 +1549,22 @@ AdminTogglesUncleanElection ==
     /\ LogWrite(network, <<ConfigRec("unclean", ~topicConfig.unclean)>>, NoResponse)
     /\ configChanges' = [configChanges EXCEPT !.unclean = @ + 1]
     /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion,
+                   registeredCordons, reportedCordons, cordonVars,
                    nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, tool, session, shutdownVars>>
+
+\* KIP-1066: an operator cordons broker b's directory in slot i, or uncordons it (kafka-configs
+\* --alter --entity-type brokers: cordoned.log.dirs).  Sent to a running broker, which checks the
+\* path and forwards it, any change goes; sent to the controller while the broker is not running,
+\* only an uncordon (ConfigurationControlManager.isCordonedLogDirsInvalid).  The broker applies the
+\* value at once (DynamicLogConfig.reconfigure), and reads it when it starts.
+AdminCordonsDir(b, i) ==
+    /\ CordonsOn
+    /\ cordonChanges < MaxCordons
+    /\ IF brokerStatus[b] = "RUNNING" THEN TRUE ELSE i \in cordoned[b]
+    /\ cordoned' = [cordoned EXCEPT ![b] = IF i \in @ THEN @ \ {i} ELSE @ \cup {i}]
+    /\ cordonChanges' = cordonChanges + 1
+    /\ UNCHANGED <<brokerVars, controllerVars, network, nextUuid, dirFailures, lostMessages, movesStarted,
+                   sessionsExpired, configChanges, tool, session, shutdownVars>>
 
 \* kafka-leader-election --election-type preferred (ReplicationControlManager.electLeader), as the
 \* controller's auto.leader.rebalance.enable also runs it: ELECTION_NOT_NEEDED when the first
@@ -1498,7 +1578,7 @@ AdminElectsPreferredLeader(p) ==
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig,
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons,
                       counters, tool, session, shutdownVars>> /\ GiveUp
 
 NetworkLosesMessage(m) ==
@@ -1511,8 +1591,8 @@ NetworkLosesMessage(m) ==
           /\ brokerStatus[m.broker] = "RUNNING" /\ m.epoch = knownEpoch[m.broker]
           /\ queued[m.broker][m.partition] = m.dir
        THEN /\ queued' = [queued EXCEPT ![m.broker][m.partition] = GIVEN_UP]
-            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, configChanges, tool, session, shutdownVars>>
-       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, configChanges, tool, session, shutdownVars>>
+            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, configChanges, cordonVars, tool, session, shutdownVars>>
+       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, configChanges, cordonVars, tool, session, shutdownVars>>
 
 (* The metadata log (with failovers) *)
 
@@ -1523,7 +1603,7 @@ ControllerCommits ==
     /\ committedImage' = Replay(committedImage, Head(uncommitted).records)
     /\ uncommitted' = Tail(uncommitted)
     /\ network' = Send(network, Head(uncommitted).response)
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig,
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons,
                    failoversDone, counters, tool, session, shutdownVars>>
 
 \* The active controller fails and another takes over.  Raft's new leader holds the committed
@@ -1541,6 +1621,7 @@ ControllerFailsOver(kept) ==
     /\ registeredIncarnation' = img.registeredIncarnation
     /\ metadataVersion' = img.metadataVersion
     /\ topicConfig' = img.topicConfig
+    /\ registeredCordons' = img.registeredCordons
     /\ committedImage' = img
     /\ uncommitted' = <<>>
     /\ failoversDone' = failoversDone + 1
@@ -1776,11 +1857,11 @@ ControllerHandlesAlterPartition(m) ==
           THEN network' = net /\ UNCHANGED controllerVars
           ELSE IF error # "NONE"
           THEN /\ LogWrite(net, <<>>, Answer(error))
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig>>
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons>>
           ELSE /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
                /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>),
                            Answer(IF rec.leader \notin {NoLeaderChange, b} THEN "NEW_LEADER_ELECTED" ELSE "NONE"))
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig>>
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 -----------------------------------------------------------------------------
@@ -1870,6 +1951,7 @@ Next ==
     \/ \E v \in 1 .. ReplicationFactor : AdminAltersMinIsr(v)
     \/ AdminTogglesUncleanElection
     \/ \E p \in Partitions : AdminElectsPreferredLeader(p)
+    \/ \E b \in Brokers, i \in Slots : AdminCordonsDir(b, i)
     \* Each delivery is an action of its own, so that TLC's -coverage counts each on its own.
     \/ \E m \in BagToSet(network) : ControllerHandlesRegistration(m)
     \/ \E m \in BagToSet(network) : ControllerHandlesRegistrationAfterSessionTimeout(m)
@@ -1970,6 +2052,11 @@ IsrElrDisjoint ==
 \* With ELR: the ELR is empty while the ISR has min.insync.replicas members (KIP-966).
 ElrOnlyBelowMinIsr ==
     ElrEnabled => \A p \in Created : Cardinality(partition[p].isr) >= MinIsrIn(topicConfig) => partition[p].elr = {}
+
+\* KIP-1066: a registration's cordoned directories are those its broker last reported, or null
+\* before its incarnation has reported any (KAFKA-20441).
+RegistrationHoldsReportedCordons ==
+    CordonsOn => \A b \in Brokers : Registered(b) /\ registeredCordons[b] # <<>> => registeredCordons[b] = reportedCordons[b]
 
 \* No leader's replica is on a directory that is offline for its broker: clients would be
 \* sent to a replica that cannot serve them (the reason KIP-858 exists).
@@ -2212,6 +2299,27 @@ RecoveryToolKeepsCommitted ==
                 => \A e \in acked[p] : (\E b \in Answered(p) : Holds(replicaLog[b][p], e))
                                         => Holds(replicaLog[partition'[p].leader][p], e)
 
+\* KIP-1066: a new partition places no replica on a broker whose every online directory it has
+\* reported cordoned, in the last heartbeat the controller handled from it (the KIP keeps cordons in
+\* the metadata log so that an offline broker's are still there when partitions are placed).
+PlacementHonoursReportedCordons ==
+    CordonsOn =>
+        \A p \in Partitions :
+            (partition[p] = NoPartition /\ partition'[p] # NoPartition) =>
+                \A r \in ReplicaSet(p) :
+                    ~(reportedCordons[r] # <<>> /\ onlineDirs[r] # {} /\ onlineDirs[r] \subseteq reportedCordons[r][1])
+
+\* KIP-1066: a broker places a new replica in a directory its cordoned.log.dirs names only when
+\* every one of its online directories is cordoned, or only one is online.
+NewReplicasAvoidCordonedDirs ==
+    CordonsOn =>
+        \A b \in Brokers, p \in Partitions :
+            (/\ cordoned[b] # {}
+             /\ Cardinality(OnlineSlots(b)) > 1
+             /\ ~(OnlineSlots(b) \subseteq cordoned[b])
+             /\ \A i \in Slots : p \notin logs[b][i])
+                => \A i \in cordoned[b] : p \notin logs'[b][i]
+
 StaleEpochChangesNothingProp == [][StaleEpochChangesNothing]_vars
 EpochsNeverDecreaseProp == [][EpochsNeverDecrease]_vars
 UpdatesOnlyOfflinePartitionsProp == [][UpdatesOnlyOfflinePartitions]_vars
@@ -2224,6 +2332,8 @@ IsrJoinsOnlyUnfencedProp == [][IsrJoinsOnlyUnfenced]_vars
 ElrLeftOnlyForCauseProp == [][ElrLeftOnlyForCause]_vars
 RecoveryToolKeepsCommittedProp == [][RecoveryToolKeepsCommitted]_vars
 LeaderEpochBumpedOnIsrShrinkProp == [][LeaderEpochBumpedOnIsrShrink]_vars
+PlacementHonoursReportedCordonsProp == [][PlacementHonoursReportedCordons]_vars
+NewReplicasAvoidCordonedDirsProp == [][NewReplicasAvoidCordonedDirs]_vars
 
 -----------------------------------------------------------------------------
 (* Progress (model/progress.py): a situation that needs someone to act does not last for ever *)

@@ -665,6 +665,7 @@ TRACES = {
     FINDINGS / "recovery_RecoveryToolKeepsCommitted.itf.json": ("recovery", "RecoveryToolKeepsCommitted"),
     FINDINGS / "heartbeat_stale_registration_RunningBrokerUnfenced.itf.json": (
         "heartbeat_stale_registration", "RunningBrokerUnfenced"),
+    FINDINGS / "cordonrestart_PlacementHonoursReportedCordons.itf.json": ("cordonrestart", "PlacementHonoursReportedCordons"),
 }
 
 
@@ -694,6 +695,8 @@ def searches() -> dict[str, tuple]:
                      settings("recovery")),
         "heartbeat_stale_registration": (*stale_registration(), f"{heartbeat} --set restarts=1 --set dir_failures=0 "
                                          "--set progress=true --continue", settings(**STALE_REGISTRATION)),
+        "cordonrestart": (make_model(settings("cordonrestart")), check(config="cordonrestart"),
+                          "spec/configs/cordonrestart.toml", settings("cordonrestart")),
     }
 
 

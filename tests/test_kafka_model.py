@@ -232,6 +232,8 @@ CAUGHT = {
     "no_leader_epoch_bump_on_isr_shrink": ("isrshrink", "LeaderEpochBumpedOnIsrShrink", 16),
     "min_isr_change_keeps_elr": ("dynamicconfig", "ElrOnlyBelowMinIsr", 17),
     "unclean_config_read_statically": ("uncleantoggle", "UpdatesOnlyOfflinePartitions", 17),
+    "cordons_only_of_online_dirs": ("cordons", "RegistrationHoldsReportedCordons", 11),
+    "log_dirs_ignore_cordons": ("cordons", "NewReplicasAvoidCordonedDirs", 13),
 }
 
 

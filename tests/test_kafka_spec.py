@@ -124,6 +124,7 @@ CONSTANTS = {
     "MaxMinIsrChanges": "min_isr_changes",
     "MaxUncleanToggles": "unclean_toggles",
     "PreferredElections": "preferred_elections",
+    "MaxCordons": "cordons",
     "MaxToolRequests": "recovery_tool",
     "ToolEpoch": "tool_epoch",
     "ToolEpochCheck": "tool_epoch_check",

@@ -43,7 +43,7 @@ CONFIGS = sorted(p.stem for p in (SPEC / "configs").glob("*.toml") if p.stem != 
 #: unclean and uncleantoggle, whose elections lose a record knowingly (counted as lost against every record ever
 #: acknowledged).
 FINDINGS = ["cleanshutdown", "disklost", "disklost44", "elr", "elr40", "elr44", "failoverjbod", "heartbeat",
-            "oldmetadata", "powerloss", "recovery", "restart", "unclean", "uncleantoggle"]
+            "oldmetadata", "powerloss", "recovery", "restart", "unclean", "uncleantoggle", "cordons", "cordonrestart"]
 
 
 def toml(name: str) -> dict:

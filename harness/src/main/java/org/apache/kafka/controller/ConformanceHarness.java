@@ -228,6 +228,10 @@ public final class ConformanceHarness {
         boolean timedOut = boolField(request, "timedOut", false);
         BrokerHeartbeatRequestData heartbeat =
             ctx.heartbeatRequest(broker, brokerEpoch, wantFence, wantShutdown, offlineLogDirs);
+        // KIP-1066: absent for CordonedLogDirs null (before the broker has caught up)
+        if (request.get("cordonedLogDirs") != null) {
+            KafkaCompat.setCordonedLogDirs(heartbeat, uuidList(request, "cordonedLogDirs"));
+        }
         // QuorumController tracks the contact first, outside the event queue.
         ctx.trackHeartbeat(broker, brokerEpoch);
         if (timedOut) {

@@ -653,6 +653,10 @@ final class ControllerContext {
             broker.put("fenced", registration.fenced());
             broker.put("inControlledShutdown", registration.inControlledShutdown());
             broker.put("logDirs", uuids(registration.directories()));
+            if (KafkaCompat.hasCordonedDirectories()) {
+                List<Uuid> cordoned = KafkaCompat.cordonedDirectories(registration);
+                broker.put("cordonedLogDirs", cordoned == null ? null : uuids(cordoned));
+            }
             brokers.put(Integer.toString(registration.id()), broker);
         }
         state.put("brokers", brokers);

@@ -6,9 +6,12 @@ package org.apache.kafka.controller;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.metadata.BrokerRegistration;
 import org.apache.kafka.server.common.MetadataVersion;
 import org.apache.kafka.timeline.SnapshotRegistry;
 
@@ -200,6 +203,34 @@ final class KafkaCompat {
      * in 4.0.0 and in org.apache.kafka.common.record.internal in 4.4.0; their methods are
      * called through the interfaces, which are public in both.
      */
+    /**
+     * Difference: BrokerHeartbeatRequestData.setCordonedLogDirs exists from 4.3.0 (KIP-1066);
+     * an older Kafka's heartbeats cannot carry cordoned directories.
+     */
+    static void setCordonedLogDirs(BrokerHeartbeatRequestData heartbeat, List<Uuid> dirs) {
+        Method method = findOptional(BrokerHeartbeatRequestData.class, "setCordonedLogDirs", 1);
+        if (method == null) {
+            throw new ConformanceHarness.BadRequest("this Kafka's heartbeats carry no cordoned log directories "
+                + "(KIP-1066 came with Kafka 4.3.0)");
+        }
+        invoke(method, heartbeat, dirs);
+    }
+
+    /** Do this Kafka's broker registrations hold cordoned directories (KIP-1066, 4.3.0)? */
+    static boolean hasCordonedDirectories() {
+        return findOptional(BrokerRegistration.class, "cordonedDirectories", 0) != null;
+    }
+
+    /**
+     * Difference: BrokerRegistration.cordonedDirectories exists from 4.3.0 (see
+     * hasCordonedDirectories).  Null while no heartbeat of the registered incarnation has
+     * reported any.
+     */
+    @SuppressWarnings("unchecked")
+    static List<Uuid> cordonedDirectories(BrokerRegistration registration) {
+        return (List<Uuid>) invoke(find(BrokerRegistration.class, "cordonedDirectories", 0, 0), registration);
+    }
+
     static List<LogBatch> readBatches(ByteBuffer bytes) {
         String pkg = classIn("org.apache.kafka.common.record.MemoryRecords") ?
             "org.apache.kafka.common.record." : "org.apache.kafka.common.record.internal.";
