@@ -152,6 +152,12 @@ def _directory(now: _View, before: _View | None, b: int, slot: int) -> str:
     title = f'<B>{_uuid(uuid)}</B> <FONT POINT-SIZE="9">slot {slot}</FONT> {_e(state_text)}'
     if not healthy:
         title = f'<S>{_uuid(uuid)}</S> <FONT POINT-SIZE="9">slot {slot}</FONT> <B>{_e(state_text)}</B>'
+    # KIP-1066: the broker's cordoned.log.dirs names this directory
+    cordoned = slot in (now.at("cordoned", b) or [])
+    if cordoned:
+        title += ' <B>cordoned</B>'
+    if before is not None and cordoned != (slot in (before.at("cordoned", b) or [])):
+        changed = True
     # the controller's opinion of this directory, when it disagrees
     registered = now.at("onlineDirs", b) or []
     if now.at("brokerEpoch", b) and registered:
@@ -324,6 +330,13 @@ def _controller_view(now: _View, before: _View | None, b: int) -> str:
             shown.append(_uuid(d) if d in actual else f'<FONT COLOR="{WRONG}">{_uuid(d)}</FONT>')
         dirs_text = ", ".join(shown) if shown else "none registered"
         lines.append((f"online: {dirs_text}", _differs(now, before, "onlineDirs", b)))
+        cordons = now.at("registeredCordons", b)
+        if cordons is not None:
+            # KIP-1066: null until the registered incarnation reports its cordons
+            text = "cordoned: " + (", ".join(_uuid(d) for d in cordons) or "none") if isinstance(cordons, list) \
+                else "cordoned: null (not reported)"
+            lines.append((_e(text) if not isinstance(cordons, list) else text,
+                          _differs(now, before, "registeredCordons", b)))
     rows = "".join(f'<TR><TD ALIGN="LEFT"{_bg(c)}>{text}</TD></TR>' for text, c in lines)
     return (f'<TABLE BORDER="1" STYLE="dashed" COLOR="#8e44ad" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">'
             f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#8e44ad">controller\'s view of broker {b}</FONT>'

@@ -425,6 +425,8 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
         "elr44": ("violation", ["IsrOnOnlineDirs", "ElectedWhenPossible", "CleanLeaderFromIsrOrElr"]),
         "powerloss": ("violation", ["CleanLeaderFromIsrOrElr"]),
         "uncleantoggle": ("violation", ["CommittedRecordsSurvive", "IsrHoldsCommittedRecords"]),
+        "cordons": ("violation", ["FencedUntilAssigned"]),
+        "cordonrestart": ("violation", ["PlacementHonoursReportedCordons"]),
         "recovery": ("violation", ["CommittedRecordsSurvive", "IsrHoldsCommittedRecords", "RecoveryToolKeepsCommitted"]),
         "unclean": ("violation", ["CommittedRecordsSurvive", "IsrHoldsCommittedRecords"]),
         "uncleantopic": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs",

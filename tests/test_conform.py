@@ -89,9 +89,25 @@ KIP_READING = {
 }
 
 
+#: finding 12 (KIP-1066): reproduced by the releases that have cordons (4.3.0 on); 4.0.0 has none
+CORDON_FINDING = {"cordonrestart_PlacementHonoursReportedCordons.itf.json": 6}
+
+
 def test_every_finding_trace_has_a_verdict():
-    assert set(REPRODUCED) | set(NOT_REPRODUCED) | set(KIP_READING) | set(FINDING_9) == \
+    assert set(REPRODUCED) | set(NOT_REPRODUCED) | set(KIP_READING) | set(FINDING_9) | set(CORDON_FINDING) == \
         {p.name for p in FINDINGS.glob("*.itf.json")}
+
+
+@pytest.mark.parametrize("name", sorted(CORDON_FINDING))
+def test_finding_12_by_version(harness, name):
+    sources = load_sources([str(FINDINGS / name)], [], [], 0, 0, 0)
+    if harness.kafka_version == "4.0.0":
+        assert _needs_a_later_kafka(sources, "4.0.0") == str(FINDINGS / name)
+        return
+    report = conform_all(sources, harness)
+    assert report.divergence is None, "\n".join(report.divergence[1].report())
+    assert report.controller_steps == CORDON_FINDING[name]
+    assert report.stopped == []
 
 
 @pytest.mark.parametrize("name", sorted(REPRODUCED))

@@ -181,11 +181,12 @@ def test_every_config_has_a_recorded_count():
     # tests/test_progress.py; cleanshutdown and elr44, finding 8 with Kafka 4.4.0's rules:
     # tests/test_clean_shutdown.py; unclean, its election's declared loss: tests/test_kafka_unclean.py;
     # powerloss, finding 8 on the way: tests/test_power_loss.py; uncleantoggle, its elections'
-    # declared losses: tests/test_dynamic_configs.py
+    # declared losses: tests/test_dynamic_configs.py; cordons and cordonrestart (finding 12):
+    # tests/test_cordons.py
     assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
                           "unclean", "uncleantopic", "recovery", "disklost44", "elr40", "lossyprogress",
                           "uncleanprogress", "failoverprogress", "cleanshutdown", "elr44", "powerloss",
-                          "uncleantoggle"} == set(CONFIGS)
+                          "uncleantoggle", "cordons", "cordonrestart"} == set(CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTS))
