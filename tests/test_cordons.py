@@ -160,3 +160,21 @@ def test_check_refuses_cordons_at_an_older_release_in_one_line():
     assert p.stdout == ""
     assert len(p.stderr.strip().splitlines()) == 1
     assert "model setting 'cordons' needs kafka_version 4.3.0 or later" in p.stderr
+
+
+def test_an_offline_directory_may_be_cordoned():
+    """KAFKA-20441: the controller keeps a cordoned directory that has failed, and a broker whose
+    other directory is online and uncordoned still takes new partitions (hasUncordonedDirs counts
+    the registration's online directories)."""
+    model = make_model(dict(config("cordons"), dir_failures=1, max_messages=2))
+    states = replay(model, [
+        "BrokerStarts(b0)", "BrokerSendsRegistration(b0)",
+        "ControllerHandlesRegistration(Register(b0, incarnation 1, dirs ['dir-0', 'dir-1']))",
+        "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 1, epoch 1))",
+        "BrokerFailsDir(b0, slot 0)", "AdminCordonsDir(b0, slot 0)", "BrokerSendsHeartbeat(b0)",
+        "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline ['dir-0'], cordoned ['dir-0']))",
+        "BrokerStarts(b1)", "BrokerSendsRegistration(b1)",
+        "ControllerHandlesRegistration(Register(b1, incarnation 1, dirs ['dir-2', 'dir-3']))"])
+    seen = model.describe(states[8])
+    assert (seen["onlineDirs"][0], seen["registeredCordons"][0]) == (["dir-1"], ["dir-0"])
+    assert "ControllerCreatesPartition" in {a[0] for a, _ in model.successors(states[-1])}

@@ -56,14 +56,14 @@ def test_a_broker_asks_to_stay_fenced_until_it_has_loaded_its_registration():
     model = make_model(settings("lag"))
     s = registered_not_loaded(model)
     s = step(model, s, "BrokerSendsHeartbeat", 0)
-    assert [m for m in s[NETWORK] if m[0] == HEARTBEAT] == [(HEARTBEAT, 0, 1, (), True, False)]
+    assert [m for m in s[NETWORK] if m[0] == HEARTBEAT] == [(HEARTBEAT, 0, 1, (), True, False, ())]
     assert model.describe(s)["network"] == ["Heartbeat(b0, epoch 1, offline [], wantFence)"]
     s = deliver(model, s, HEARTBEAT, 0)
     assert s[FENCED][0] is True  # BrokerHeartbeatManager: not caught up, stays fenced
     s = step(model, s, "BrokerLoadsMetadata", 0)
     assert not enabled(model, s, "BrokerLoadsMetadata", 0)  # nothing new to load
     s = step(model, s, "BrokerSendsHeartbeat", 0)
-    assert [m for m in s[NETWORK] if m[0] == HEARTBEAT] == [(HEARTBEAT, 0, 1, (), False, False)]
+    assert [m for m in s[NETWORK] if m[0] == HEARTBEAT] == [(HEARTBEAT, 0, 1, (), False, False, ())]
     s = deliver(model, s, HEARTBEAT, 0)
     assert s[FENCED][0] is False
 
@@ -174,7 +174,7 @@ def test_lag_config_holds_every_invariant_with_its_figures():
         "ControllerTimesOutHeartbeat", "ControllerFencesSilentBroker", "ControllerHandlesAlterReplicaState",
         "AdminElectsDesignatedLeader",
         "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion",
-            "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
+            "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "AdminCordonsDir", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
         "ToolAsksReplicaLogInfo", "ToolElectsLeader"]

@@ -99,19 +99,19 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 46
+    assert len(model.actions) == len(set(model.actions)) == 47
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
         "ElectedWhenPossible", "FailedMoveReverted", "AcknowledgedFailureLeadsNothing", "ControllerStateIsReplayedLog",
         "HighWatermarkWithinLog", "CommittedRecordsSurvive", "OneLeaderCommitsPerEpoch", "IsrHoldsCommittedRecords", "LossesDeclared",
-        "IsrElrDisjoint", "ElrOnlyBelowMinIsr",
+        "IsrElrDisjoint", "ElrOnlyBelowMinIsr", "RegistrationHoldsReportedCordons",
     }
     assert set(model.action_invariants) == {
         "StaleEpochChangesNothing", "EpochsNeverDecrease", "UpdatesOnlyOfflinePartitions", "FencedUntilAssigned",
         "DesignatedElectionSafe", "BrokerEpochOnlyForNewIncarnation", "CleanLeaderFromIsrOrElr",
         "IsrJoinsFromCurrentIncarnation", "IsrJoinsOnlyUnfenced", "ElrLeftOnlyForCause", "RecoveryToolKeepsCommitted",
-        "LeaderEpochBumpedOnIsrShrink",
+        "LeaderEpochBumpedOnIsrShrink", "PlacementHonoursReportedCordons", "NewReplicasAvoidCordonedDirs",
     }
     assert len(model.mutants) >= 10
 
@@ -142,7 +142,7 @@ def test_ci_config_all_invariants_hold_exact_count():
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "BrokerLosesPower", "BrokerBeginsShutdown", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
         "ControllerFencesSilentBroker", "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion",
-            "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
+            "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "AdminCordonsDir", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "BrokerLoadsMetadata", "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
         "ToolAsksReplicaLogInfo", "ToolElectsLeader"]

@@ -143,7 +143,7 @@ def test_handle_directories_offline_moves_exactly_the_affected_partitions():
     check_invariants(model, state)
     before = step(model, state, "BrokerFailsDir", 0, 0)
     # Broker 0 reports dir1b0 offline, and also dir1b1, which is not its own: ignored.
-    heartbeat = (HEARTBEAT, 0, before[BROKER_EPOCH][0], tuple(sorted((dir1b0, dir1b1))), False, False)
+    heartbeat = (HEARTBEAT, 0, before[BROKER_EPOCH][0], tuple(sorted((dir1b0, dir1b1))), False, False, ())
     after = model.ControllerHandlesHeartbeat(inject(model, before, heartbeat), heartbeat)
     # The registration is rewritten with the remaining online directory only.
     assert after[ONLINE_DIRS][0] == (dir2b0,)
@@ -175,7 +175,7 @@ def test_directory_failure_through_the_broker_heartbeat():
     state = step(model, state, "BrokerFailsDir", 0, 0)
     state = step(model, state, "BrokerSendsHeartbeat", 0)
     sent = [m for m in state[NETWORK] if m[0] == HEARTBEAT]
-    assert sent == [(HEARTBEAT, 0, 1, (dir_id(model, state, 0, 0),), False, False)]
+    assert sent == [(HEARTBEAT, 0, 1, (dir_id(model, state, 0, 0),), False, False, ())]
     state = deliver(model, state, HEARTBEAT, 0)
     assert state[PARTITION][0][LEADER] == 1 and state[PARTITION][0][ISR] == (1,)
     assert state[PARTITION][1][ISR] == (1, 0)  # partition 1's replica on broker 0 is in the healthy dir
