@@ -644,6 +644,11 @@ Init ==
     \* the topic's configs as the constants give them; none altered yet
     /\ topicConfig = IF DynamicConfigs THEN [minIsr |-> MinIsr, unclean |-> UncleanElection = "topic"] ELSE <<>>
     /\ configChanges = IF DynamicConfigs THEN [minIsr |-> 0, unclean |-> 0] ELSE <<>>
+    \* nothing cordoned, nothing reported (before the images, which hold registeredCordons)
+    /\ cordoned = IF CordonsOn THEN [b \in Brokers |-> {}] ELSE <<>>
+    /\ registeredCordons = IF CordonsOn THEN [b \in Brokers |-> <<>>] ELSE <<>>
+    /\ reportedCordons = IF CordonsOn THEN [b \in Brokers |-> <<>>] ELSE <<>>
+    /\ cordonChanges = 0
     \* the log starts empty: the committed image is the initial controller state
     /\ committedImage = IF LogOn THEN CurrentImage ELSE <<>>
     /\ uncommitted = <<>>
@@ -671,11 +676,6 @@ Init ==
     /\ wantShutdown = IF CleanShutdownsOn THEN [b \in Brokers |-> FALSE] ELSE <<>>
     /\ cleanShutdownEpoch = IF CleanShutdownsOn THEN [b \in Brokers |-> -1] ELSE <<>>
     /\ cleanShutdowns = 0
-    \* nothing cordoned, nothing reported
-    /\ cordoned = IF CordonsOn THEN [b \in Brokers |-> {}] ELSE <<>>
-    /\ registeredCordons = IF CordonsOn THEN [b \in Brokers |-> <<>>] ELSE <<>>
-    /\ reportedCordons = IF CordonsOn THEN [b \in Brokers |-> <<>>] ELSE <<>>
-    /\ cordonChanges = 0
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -1631,7 +1631,7 @@ ControllerFailsOver(kept) ==
                   THEN [b \in Brokers |-> img.brokerEpoch[b] > 0 /\ (FailoverSessionsForFenced \/ ~img.fenced[b])
                                           /\ Mutant # "failover_without_sessions"]
                   ELSE session
-    /\ UNCHANGED <<brokerVars, network, counters, tool, shutdownVars>>
+    /\ UNCHANGED <<brokerVars, network, counters, tool, shutdownVars, reportedCordons>>
 
 \* The broker's metadata listener loads what has been committed since it last looked: its image
 \* becomes the latest committed one.  It keeps its metadata across restarts (on disk).
