@@ -17,6 +17,12 @@ UNCLEAN_ELECTIONS = ("off", "admin", "topic")
 #: The leader epoch the recovery tool ranks replicas by: KIP-1275's (the partition's current leader
 #: epoch in the answering broker's metadata) or KIP-966's (the epoch of the log's last record).
 TOOL_EPOCHS = ("current", "last_written")
+#: How a follower's fetch is modeled: "whole_log", one step that truncates the follower's log to where
+#: it agrees with the leader's and copies the rest, the leader learning the new log end offset at
+#: once; or "batch", Kafka's fetch protocol (AbstractFetcherThread, Partition.fetchRecords): a fetch
+#: carries the follower's log end offset and last fetched epoch, and takes one record batch or a
+#: diverging epoch to truncate by.
+FETCHES = ("whole_log", "batch")
 #: The metadata versions the model tells apart: below IBP_3_6_IV0 (the controller bumps the leader
 #: epoch on an ISR shrink, KAFKA-15021), below IBP_3_7_IV2 (no directory assignment), and
 #: IBP_3_7_IV2 (KIP-858 in force).
@@ -84,6 +90,13 @@ class Settings:
     #: the data plane: records producers write (acks=all) in the whole run; replicas keep logs,
     #: followers fetch, leaders change the ISR with AlterPartition (0: no logs at all)
     records: int = 0
+    #: how followers fetch (FETCHES): "whole_log" (the default) takes the leader's whole log in one
+    #: step; "batch" follows Kafka's fetch protocol: the follower sends its log end offset and the
+    #: epoch of its leader-epoch cache's last entry, the leader answers with one record (a batch) and
+    #: its high watermark as it stood before it read the fetch, or with the epoch and end offset its
+    #: log diverges at, which the follower truncates by, round after round (KIP-279, KIP-595); a new
+    #: leader assigns its epoch in its leader-epoch cache as it takes the lead (LeaderStartsEpoch)
+    fetch: str = "whole_log"
     #: a running broker's machine may lose power (BrokerLosesPower): the process stops and each of
     #: its replicas' logs keeps only what it had flushed (the page cache goes with the machine);
     #: logs are flushed now and then (BrokerFlushesLog), and by a clean shutdown; a process that
@@ -183,7 +196,7 @@ def parse_settings(config: dict | None) -> Settings:
             value = _as_bool(key, value)
         elif isinstance(default, int):
             value = _as_int(key, value)
-        elif key in ("semantics", "metadata_version", "unclean_election", "tool_epoch", "kafka_version"):
+        elif key in ("semantics", "metadata_version", "unclean_election", "tool_epoch", "kafka_version", "fetch"):
             value = str(value)
         else:
             value = "none" if value in (None, "", False) else str(value)
@@ -264,6 +277,9 @@ def _validate(s: Settings) -> None:
         s.metadata_version in METADATA_VERSIONS,
         f"model setting 'metadata_version' must be one of {', '.join(METADATA_VERSIONS)}, not {s.metadata_version!r}",
     )
+    need(s.fetch in FETCHES, f"model setting 'fetch' must be one of {', '.join(FETCHES)}, not {r(s.fetch)}")
+    need(s.fetch == "whole_log" or s.records > 0,
+         "model setting 'fetch' needs records > 0: only the replicas' logs are fetched")
     need(s.tool_epoch in TOOL_EPOCHS,
          f"model setting 'tool_epoch' must be one of {', '.join(TOOL_EPOCHS)}, not {r(s.tool_epoch)}")
     need(s.unclean_election in UNCLEAN_ELECTIONS,

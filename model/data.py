@@ -8,6 +8,14 @@ agree on everything before it.  A fetch is one step, request and answer together
 truncates by leader epoch to where its log and the leader's agree, takes everything the leader has
 after that (its log becomes the leader's), and the leader learns the follower's new log end offset
 at once (in Kafka it learns it from the follower's next fetch).
+
+With the model setting ``fetch = "batch"`` a fetch is Kafka's instead (AbstractFetcherThread,
+Partition.fetchRecords, LeaderEpochFileCache): the follower sends its log end offset and the epoch of
+its leader-epoch cache's last entry; the leader answers with the epoch and end offset at which their
+logs diverge, which the follower truncates by (round after round, KIP-279), or else records the
+fetch offset as the follower's position and answers with one record batch (here one record) and its
+high watermark as it stood before the fetch.  A leader takes the lead explicitly
+(LeaderStartsEpoch: Partition.makeLeader), assigning its epoch in its cache before it has a record.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from __future__ import annotations
 from .state import (
     ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, FOLLOWER_END, HIGH_WATERMARK,
     ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH, NETWORK, NO_LEADER, PARTITION, PARTITION_EPOCH, PRODUCED,
-    REPLICA_LOG, RUNNING, STATUS, KEPT, FLUSHED, bag_add, bag_remove, except_at,
+    REPLICA_LOG, RUNNING, STATUS, KEPT, FLUSHED, EPOCH_ENTRY, bag_add, bag_remove, except_at,
 )
 
 
@@ -53,7 +61,31 @@ class DataPlaneActions:
         part = self.broker_view(s, b)[PARTITION][p]
         if part is None or part[LEADER] != b or not self.replica_readable(s, b, p):
             return None
+        if self.batch_fetches and s[FOLLOWER_END][b][p][0] != part[LEADER_EPOCH]:
+            return None  # it has not taken the lead yet (LeaderStartsEpoch)
         return part
+
+    @property
+    def batch_fetches(self) -> bool:
+        """Do followers fetch as Kafka's fetch protocol does (model setting fetch = "batch")?"""
+        return self.settings.fetch == "batch"
+
+    def epoch_cache(self, s, b, p) -> tuple:
+        """Broker b's leader-epoch cache of p (LeaderEpochFileCache): <<epoch, start offset>> of each
+        run of records of one leader epoch in its log, then the entry makeLeader assigned at the
+        log's end, if no record has followed it yet."""
+        log = s[REPLICA_LOG][b][p]
+        entries = [(e, o) for o, e in enumerate(log) if o == 0 or log[o - 1] != e]
+        if s[EPOCH_ENTRY] and s[EPOCH_ENTRY][b][p] != -1:
+            entries.append((s[EPOCH_ENTRY][b][p], len(log)))
+        return tuple(entries)
+
+    def latest_epoch(self, s, b, p) -> int:
+        """The epoch of the last entry of b's leader-epoch cache of p (UnifiedLog.latestEpoch), -1
+        if it is empty: what a follower sends as its last fetched epoch, and what KIP-966's
+        LastWrittenLeaderEpoch reads."""
+        cache = self.epoch_cache(s, b, p)
+        return cache[-1][0] if cache else -1
 
     def follower_state(self, s, b, p, part):
         """What leader b knows of its followers in the leader epoch of ``part``: a leader starts
@@ -109,6 +141,9 @@ class DataPlaneActions:
         log = s[REPLICA_LOG][b][p] + (part[LEADER_EPOCH],)
         n = self._with(s, replicaLog=except_at(s[REPLICA_LOG], b, except_at(s[REPLICA_LOG][b], p, log)),
                        produced=s[PRODUCED] + 1)
+        if s[EPOCH_ENTRY]:
+            # the cache's entry for its epoch now starts a run of records
+            n = self._with(n, epochEntry=except_at(n[EPOCH_ENTRY], b, except_at(n[EPOCH_ENTRY][b], p, -1)))
         return self._leader_advances(n, b, p, part, self.follower_state(s, b, p, part))
 
     def fetching_from(self, s, b, p, leader, leader_epoch) -> bool:
@@ -133,6 +168,8 @@ class DataPlaneActions:
         served = self.leading(s, leader, p)
         if served is None or served[LEADER_EPOCH] != part[LEADER_EPOCH]:
             return None
+        if self.batch_fetches:
+            return self._fetches_batch(s, b, p, leader, served)
         log = s[REPLICA_LOG][leader][p]
         n = self._with(s, replicaLog=except_at(s[REPLICA_LOG], b, except_at(s[REPLICA_LOG][b], p, log)))
         if s[FLUSHED]:
@@ -147,6 +184,97 @@ class DataPlaneActions:
         hw = n[HIGH_WATERMARK][leader][p]
         n = self._with(n, highWatermark=except_at(n[HIGH_WATERMARK], b, except_at(n[HIGH_WATERMARK][b], p, hw)))
         return None if n == s else n
+
+    def _fetches_batch(self, s, b, p, leader, served):
+        """FollowerFetches under Kafka's fetch protocol: the follower's fetch offset is its log end
+        offset, its last fetched epoch its cache's latest (AbstractFetcherThread); the leader checks
+        that epoch against its own cache (Partition.readRecords)."""
+        mine, theirs = s[REPLICA_LOG][b][p], s[REPLICA_LOG][leader][p]
+        fetch_offset = len(mine)
+        last_fetched = self.latest_epoch(s, b, p)
+        if last_fetched != -1:
+            epoch, end = end_offset_for(self.epoch_cache(s, leader, p), len(theirs), last_fetched)
+            if epoch == -1 or end == -1:
+                # OFFSET_OUT_OF_RANGE: the leader cannot place the epoch.  The follower truncates to
+                # the leader's log end offset if its own is beyond it, no epoch compared, and else
+                # fetches again as it was (fetchOffsetAndTruncate)
+                return self._truncated(s, b, p, len(theirs)) if len(theirs) < fetch_offset else None
+            if epoch < last_fetched or end < fetch_offset:
+                # a diverging epoch: the leader neither reads nor records the follower's position
+                # (KAFKA-13141), and the follower truncates and fetches again
+                if self.mutant == "high_watermark_before_truncation":
+                    # processPartitionData before truncateOnFetchResponse: the high watermark first
+                    hw = min(s[HIGH_WATERMARK][leader][p], fetch_offset)
+                    if hw != s[HIGH_WATERMARK][b][p]:
+                        return self._with(s, highWatermark=except_at(s[HIGH_WATERMARK], b,
+                                                                     except_at(s[HIGH_WATERMARK][b], p, hw)))
+                return self._truncated(s, b, p, self._truncation_offset(s, b, p, epoch, end))
+        # the leader records the fetch offset as the follower's log end offset, with its broker
+        # epoch (KIP-903), and may move its high watermark up; it answers with the high watermark
+        # it had before (readRecords' initialHighWatermark) and the next record batch
+        hw = s[HIGH_WATERMARK][leader][p]
+        state = self.follower_state(s, leader, p, served)
+        state = (state[0], state[1], except_at(state[2], b, fetch_offset), except_at(state[3], b, s[KNOWN_EPOCH][b]))
+        n = self._leader_advances(s, leader, p, served, state)
+        log = mine + theirs[fetch_offset:fetch_offset + 1]
+        if len(log) > len(mine):
+            # appending past the cache's last entry replaces an entry no record followed
+            n = self._with(n, replicaLog=except_at(n[REPLICA_LOG], b, except_at(n[REPLICA_LOG][b], p, log)),
+                           epochEntry=except_at(n[EPOCH_ENTRY], b, except_at(n[EPOCH_ENTRY][b], p, -1)))
+        n = self._with(n, highWatermark=except_at(n[HIGH_WATERMARK], b, except_at(n[HIGH_WATERMARK][b], p, min(hw, len(log)))))
+        return None if n == s else n
+
+    def _truncation_offset(self, s, b, p, epoch, end) -> int:
+        """Where follower b truncates to on the leader's diverging ``epoch`` and its ``end`` offset
+        (AbstractFetcherThread.getOffsetTruncationState): if its own cache holds that epoch, to
+        the lesser of the two end offsets; if not, to the end of its largest epoch below it, and it
+        asks again (KIP-279); if its cache has nothing that low, to the leader's offset."""
+        leo = len(s[REPLICA_LOG][b][p])
+        if self.mutant == "truncate_to_leader_offset":
+            return min(end, leo)
+        own_epoch, own_end = end_offset_for(self.epoch_cache(s, b, p), leo, epoch)
+        if own_end == -1:
+            return min(end, leo)
+        if own_epoch != epoch:
+            return min(own_end, leo)
+        return min(own_end, end, leo)
+
+    def _truncated(self, s, b, p, offset):
+        """Broker b's log of p truncated to ``offset`` (UnifiedLog.truncateTo): its cache loses
+        every entry from there, the entry makeLeader assigned at the log's end with them (so even
+        a truncation to the log end offset takes that one away); the high watermark and the flush
+        point come back to the log's end.  None if nothing changes."""
+        log = s[REPLICA_LOG][b][p][:offset]
+        n = self._with(s, replicaLog=except_at(s[REPLICA_LOG], b, except_at(s[REPLICA_LOG][b], p, log)),
+                       epochEntry=except_at(s[EPOCH_ENTRY], b, except_at(s[EPOCH_ENTRY][b], p, -1)),
+                       highWatermark=except_at(s[HIGH_WATERMARK], b, except_at(s[HIGH_WATERMARK][b], p,
+                                                                               min(s[HIGH_WATERMARK][b][p], len(log)))))
+        if s[FLUSHED]:
+            n = self._with(n, flushed=except_at(n[FLUSHED], b, except_at(n[FLUSHED][b], p, min(s[FLUSHED][b][p], len(log)))))
+        return None if n == s else n
+
+    def LeaderStartsEpoch(self, s, b, p):
+        """Broker b applies the metadata that names it p's leader in a new leader epoch
+        (Partition.makeLeader; model setting fetch = "batch"): the epoch starts at its log end
+        offset, it knows nothing of its followers yet, and it assigns the epoch from its log end
+        offset in its leader-epoch cache, so that a follower holding records of a later epoch than
+        any record it has can truncate (KAFKA-7415).  Until then it acts as no leader: it takes
+        no record and answers no fetch."""
+        if not self.batch_fetches:
+            return None
+        part = self.broker_view(s, b)[PARTITION][p]
+        if part is None or part[LEADER] != b or not self.replica_readable(s, b, p):
+            return None
+        epoch = part[LEADER_EPOCH]
+        if s[FOLLOWER_END][b][p][0] == epoch:
+            return None
+        log = s[REPLICA_LOG][b][p]
+        state = (epoch, len(log), (-1,) * len(self.brokers), (-1,) * len(self.brokers))
+        n = self._with(s, followerEnd=except_at(s[FOLLOWER_END], b, except_at(s[FOLLOWER_END][b], p, state)))
+        if self.mutant != "no_leader_epoch_entry" and (not log or log[-1] != epoch):
+            # LeaderEpochFileCache.assign: an entry at the log's end replaces one there before
+            n = self._with(n, epochEntry=except_at(n[EPOCH_ENTRY], b, except_at(n[EPOCH_ENTRY][b], p, epoch)))
+        return n
 
     def BrokerFlushesLog(self, s, b, p):
         """Broker b's log of p reaches its disk up to its end (Kafka's log flusher, a segment
@@ -184,7 +312,8 @@ class DataPlaneActions:
             # Kafka's leader tries an expansion as it serves the follower's fetch (maybeExpandIsr)
             if not self.fetching_from(s, r, p, b, part[LEADER_EPOCH]):
                 return None
-            if end < s[HIGH_WATERMARK][b][p] or end < state[1]:
+            # Partition.isFollowerInSync: the high watermark, and all since the epoch began (KAFKA-7128)
+            if end < s[HIGH_WATERMARK][b][p] or (end < state[1] and self.mutant != "isr_join_below_epoch_start"):
                 return None
             if not self.active(view, r):
                 return None  # fenced or shutting down (Partition.isReplicaIsrEligible)
@@ -217,6 +346,22 @@ class DataPlaneActions:
             return None
         n = self._leader_advances(s, b, p, part, self.follower_state(s, b, p, part))
         return None if n[HIGH_WATERMARK] == s[HIGH_WATERMARK] else n
+
+
+def end_offset_for(cache: tuple, log_end: int, requested: int) -> tuple:
+    """LeaderEpochFileCache.endOffsetFor: <<the largest epoch at most ``requested``, the start of
+    the next epoch>> (the log end offset for the latest epoch itself), <<-1, -1>> when the cache
+    cannot place it (nothing above it: UNDEFINED_EPOCH_OFFSET); an epoch below every entry gives
+    <<requested, the first entry's start>>."""
+    if requested == -1 or not cache:
+        return (-1, -1)
+    if cache[-1][0] == requested:
+        return (requested, log_end)
+    higher = [start for epoch, start in cache if epoch > requested]
+    if not higher:
+        return (-1, -1)
+    floor = [epoch for epoch, _ in cache if epoch <= requested]
+    return (floor[-1] if floor else requested, higher[0])
 
 
 def agreement(mine: tuple, theirs: tuple) -> int:

@@ -9,6 +9,7 @@ from .state import (
     PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, UNCOMMITTED, FAILOVERS_DONE, bag_remove,
     KEPT, holds, CORDONED, REGISTERED_CORDONS, REPORTED_CORDONS,
 )
+from .data import agreement
 from .uuids import FIRST_REAL, RESERVED3, UNASSIGNED
 
 
@@ -421,6 +422,29 @@ class Invariants:
         elected without a session, or shrink min.insync.replicas' promise (KAFKA-13916)."""
         joined = self._joined_through_alter_partition(s, action, t)
         return all(self.registered(s, r) and not s[FENCED][r] for r in joined)
+
+    def FetchExposesOnlyLeaderRecords(self, s, action, t) -> bool:
+        """A fetch that moves a follower's high watermark up moves it only over records its
+        leader's log holds: a reader of the follower (KIP-392) sees nothing the leader does not
+        have (KAFKA-14704: a diverging epoch's truncation comes before the high watermark)."""
+        if action[0] != "FollowerFetches" or t[HIGH_WATERMARK][action[1]][action[2]] <= s[HIGH_WATERMARK][action[1]][action[2]]:
+            return True
+        b, p = action[1], action[2]
+        leader = self.broker_view(s, b)[PARTITION][p][LEADER]
+        return agreement(t[REPLICA_LOG][b][p], t[REPLICA_LOG][leader][p]) >= t[HIGH_WATERMARK][b][p]
+
+    def FetchAppendsOnlyToLeaderPrefix(self, s, action, t) -> bool:
+        """A fetch that appends records to a follower's log leaves it a prefix of its leader's:
+        the follower truncates by leader epoch until its log agrees with the leader's before it
+        takes anything (KIP-101, KIP-279), so two logs never diverge below what both hold."""
+        if action[0] != "FollowerFetches":
+            return True
+        b, p = action[1], action[2]
+        log = t[REPLICA_LOG][b][p]
+        if len(log) <= len(s[REPLICA_LOG][b][p]):
+            return True
+        leader = self.broker_view(s, b)[PARTITION][p][LEADER]
+        return agreement(log, t[REPLICA_LOG][leader][p]) == len(log)
 
     def FencedUntilAssigned(self, s, action, t) -> bool:
         """A broker that registered directories is never unfenced while metadata holds one of

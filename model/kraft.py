@@ -32,7 +32,7 @@ from .state import (
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
     REGISTERED_INCARNATION, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, STATUS_NAMES, UNCOMMITTED,
-    describe_loss, dir_name, CONFIG_CHANGES, TOPIC_CONFIG, CORDONED, CORDON_CHANGES, REPORTED_CORDONS,
+    describe_loss, dir_name, CONFIG_CHANGES, TOPIC_CONFIG, CORDONED, CORDON_CHANGES, REPORTED_CORDONS, EPOCH_ENTRY,
 )
 from .uuids import FIRST_REAL, uuid_name
 
@@ -105,6 +105,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             "LeaderEpochBumpedOnIsrShrink": self.LeaderEpochBumpedOnIsrShrink,
             "PlacementHonoursReportedCordons": self.PlacementHonoursReportedCordons,
             "NewReplicasAvoidCordonedDirs": self.NewReplicasAvoidCordonedDirs,
+            "FetchExposesOnlyLeaderRecords": self.FetchExposesOnlyLeaderRecords,
+            "FetchAppendsOnlyToLeaderPrefix": self.FetchAppendsOnlyToLeaderPrefix,
         }
 
     # -----------------------------------------------------------------------------------------
@@ -159,6 +161,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             (),
             (),
             0,
+            (),
         )
         if self.data_plane:
             # every replica's log empty; no leader has heard from a follower yet
@@ -169,6 +172,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                 followerEnd=((self.no_follower_state,) * npart,) * nb,
                 acked=((),) * npart,
             )
+        if self.batch_fetches:
+            # every leader-epoch cache empty
+            state = self._with(state, epochEntry=((-1,) * npart,) * nb)
         if st.power_loss:
             # nothing written, nothing to flush
             state = self._with(state, flushed=((0,) * npart,) * nb)
@@ -296,6 +302,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if self.data_plane:
             # each action over every broker and partition in turn, as TLC takes Next's disjuncts
             pairs = [(b, p) for b in self.brokers for p in self.partitions]
+            if self.batch_fetches:
+                for b, p in pairs:
+                    add(("LeaderStartsEpoch", b, p), self.LeaderStartsEpoch(s, b, p))
             for b, p in pairs:
                 add(("LeaderAppendsRecord", b, p), self.LeaderAppendsRecord(s, b, p))
             for b, p in pairs:
@@ -408,6 +417,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                 "reportedCordons": [[dir_name(d) for d in r[0]] if r else "none" for r in s[REPORTED_CORDONS]],
                 "cordonChanges": s[CORDON_CHANGES]}
                if s[CORDONED] else {}),
+            # only with Kafka's fetch protocol
+            **({"epochEntry": [list(per) for per in s[EPOCH_ENTRY]]} if s[EPOCH_ENTRY] else {}),
         }
 
     def describe_controller(self, image) -> dict:
@@ -472,6 +483,7 @@ _PARAM_KINDS = {
     "AdminCordonsDir": ("b", "slot"),
     "ToolAsksReplicaLogInfo": ("p", "b"),
     "ToolElectsLeader": ("p",),
+    "LeaderStartsEpoch": ("b", "p"),
     "LeaderAppendsRecord": ("b", "p"),
     "FollowerFetches": ("b", "p"),
     "LeaderSendsAlterPartition": ("b", "p", "b"),

@@ -79,6 +79,17 @@ MUTANTS = {
     "uncordoned broker stays cordoned, and a cordoned offline directory is forgotten",
     "log_dirs_ignore_cordons": "a broker places a new replica in its least-loaded directory, cordoned or not "
     "(LogManager.nextLogDirs as it was before KAFKA-19774)",
+    "isr_join_below_epoch_start": "a leader takes a follower into the ISR once it holds the leader's high watermark, "
+    "whether or not it holds everything up to where the leader's epoch began (KAFKA-7128 missing): a new leader's "
+    "high watermark lags, so a follower short of records the old leader acknowledged joins, and may be elected",
+    "no_leader_epoch_entry": "a new leader assigns no entry for its epoch in its leader-epoch cache until it appends a "
+    "record (KAFKA-7415 missing): a follower holding records of a later epoch than any the leader has gets "
+    "OFFSET_OUT_OF_RANGE, and truncates to the leader's log end offset without an epoch check",
+    "truncate_to_leader_offset": "a follower truncates to the end offset the leader gives for the diverging epoch, "
+    "without looking up that epoch in its own leader-epoch cache (KIP-101 before KIP-279: KAFKA-6361)",
+    "high_watermark_before_truncation": "a follower takes the leader's high watermark from a fetch response that "
+    "carries a diverging epoch before it truncates (KAFKA-14704 missing): for a moment its high watermark covers "
+    "records that diverge from the leader's log",
     "no_leader_epoch_bump_on_isr_shrink": "below metadata version 3.6-IV0, an ISR shrink keeps the leader epoch, "
     "which the brokers' replica manager of those versions needs bumped (KAFKA-15021)",
 }
@@ -118,6 +129,17 @@ CAUGHT_AT = {
     "unclean_shutdown_kept_in_elr": "elr44",
     "unclean_not_recovering": "unclean",
     "power_loss_reported_clean": "powerloss",
+    "isr_join_below_epoch_start": "a leader takes a follower into the ISR once it holds the leader's high watermark, "
+    "whether or not it holds everything up to where the leader's epoch began (KAFKA-7128 missing): a new leader's "
+    "high watermark lags, so a follower short of records the old leader acknowledged joins, and may be elected",
+    "no_leader_epoch_entry": "a new leader assigns no entry for its epoch in its leader-epoch cache until it appends a "
+    "record (KAFKA-7415 missing): a follower holding records of a later epoch than any the leader has gets "
+    "OFFSET_OUT_OF_RANGE, and truncates to the leader's log end offset without an epoch check",
+    "truncate_to_leader_offset": "a follower truncates to the end offset the leader gives for the diverging epoch, "
+    "without looking up that epoch in its own leader-epoch cache (KIP-101 before KIP-279: KAFKA-6361)",
+    "high_watermark_before_truncation": "a follower takes the leader's high watermark from a fetch response that "
+    "carries a diverging epoch before it truncates (KAFKA-14704 missing): for a moment its high watermark covers "
+    "records that diverge from the leader's log",
     "no_leader_epoch_bump_on_isr_shrink": "isrshrink",
     "min_isr_change_keeps_elr": "dynamicconfig",
     "unclean_config_read_statically": "uncleantoggle",

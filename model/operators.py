@@ -4,7 +4,7 @@ who may lead, and how a state is rebuilt with some variables changed."""
 from __future__ import annotations
 
 from .state import (
-    BROKER_EPOCH, BROKER_IMAGE, CLEAN_SHUTDOWN_EPOCH, COMMITTED_IMAGE, IN_CONTROLLED_SHUTDOWN, WANT_SHUTDOWN, FOLLOWER_END, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
+    BROKER_EPOCH, BROKER_IMAGE, CLEAN_SHUTDOWN_EPOCH, COMMITTED_IMAGE, IN_CONTROLLED_SHUTDOWN, WANT_SHUTDOWN, FOLLOWER_END, EPOCH_ENTRY, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
     KNOWN_EPOCH, LOGS, METADATA_VERSION, MV_3_7_IV2, NETWORK, NONE, OFF, ONLINE_DIRS, QUEUED,
     REGISTERED_INCARNATION, RUNNING, STATUS, VARIABLE_INDEX, MIN_ISR, TOPIC_CONFIG, UNCLEAN_ENABLED, except_at,
     CORDONED, REGISTERED_CORDONS,
@@ -166,6 +166,10 @@ class Operators:
         )
         if s[FOLLOWER_END]:
             n = self._with(n, followerEnd=except_at(s[FOLLOWER_END], b, (self.no_follower_state,) * len(self.partitions)))
+        if s[EPOCH_ENTRY]:
+            # the next start's log recovery truncates the cache at the log's end (LogLoader), taking
+            # the entry no record follows with it
+            n = self._with(n, epochEntry=except_at(s[EPOCH_ENTRY], b, (-1,) * len(self.partitions)))
         if s[WANT_SHUTDOWN]:
             n = self._with(n, wantShutdown=except_at(s[WANT_SHUTDOWN], b, False),
                            cleanShutdownEpoch=except_at(s[CLEAN_SHUTDOWN_EPOCH], b, -1))

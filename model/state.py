@@ -79,6 +79,10 @@ VARIABLES = (
     "reportedCordons",  # broker -> <<>> or <<the sorted directories>> the last heartbeat of the broker that the
     # controller handled reported cordoned, whichever incarnation sent it: what the controller has been told
     "cordonChanges",  # changes to a broker's cordoned.log.dirs so far
+    # Kafka's fetch protocol, when it is modeled (model setting fetch = "batch"; else () throughout):
+    "epochEntry",  # broker -> partition -> the leader epoch Partition.makeLeader assigned at the log's end in
+    # the replica's leader-epoch cache while no record of it follows yet, or -1: the cache is the log's runs
+    # of records of one epoch, and this entry
 )
 (
     STATUS,
@@ -124,6 +128,7 @@ VARIABLES = (
     REGISTERED_CORDONS,
     REPORTED_CORDONS,
     CORDON_CHANGES,
+    EPOCH_ENTRY,
 ) = range(len(VARIABLES))
 # The recovery tool's outcome for a partition: still trying, elected a leader, or found the
 # partition online again (reported instead of an election).
@@ -256,6 +261,7 @@ ACTIONS = (
     "ControllerCommits",
     "ControllerFailsOver",
     "BrokerLoadsMetadata",
+    "LeaderStartsEpoch",
     "LeaderAppendsRecord",
     "BrokerFlushesLog",
     "FollowerFetches",

@@ -42,7 +42,9 @@ class RecoveryToolActions:
         last record, -1 for an empty log."""
         log = s[REPLICA_LOG][b][p]
         if self.settings.tool_epoch == "last_written":
-            return (log[-1] if log else -1, len(log))
+            # UnifiedLog.latestEpoch: the leader-epoch cache's last entry (with fetch = "batch", the
+            # entry a leader assigns before it has a record of its epoch too)
+            return (self.latest_epoch(s, b, p), len(log))
         return (self.broker_view(s, b)[PARTITION][p][LEADER_EPOCH], len(log))
 
     def ToolAsksReplicaLogInfo(self, s, p, b):
