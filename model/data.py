@@ -202,20 +202,39 @@ class DataPlaneActions:
             if epoch < last_fetched or end < fetch_offset:
                 # a diverging epoch: the leader neither reads nor records the follower's position
                 # (KAFKA-13141), and the follower truncates and fetches again
-                if self.mutant == "high_watermark_before_truncation":
+                hw = min(s[HIGH_WATERMARK][leader][p], fetch_offset)
+                exposed = self._with(s, highWatermark=except_at(s[HIGH_WATERMARK], b, except_at(s[HIGH_WATERMARK][b], p, hw)))
+                if self.mutant == "diverging_epoch_ignored":
+                    # taken for an empty answer: the high watermark, and no truncation
+                    return None if exposed == s else exposed
+                if self.mutant == "high_watermark_before_truncation" and exposed != s:
                     # processPartitionData before truncateOnFetchResponse: the high watermark first
-                    hw = min(s[HIGH_WATERMARK][leader][p], fetch_offset)
-                    if hw != s[HIGH_WATERMARK][b][p]:
-                        return self._with(s, highWatermark=except_at(s[HIGH_WATERMARK], b,
-                                                                     except_at(s[HIGH_WATERMARK][b], p, hw)))
+                    return exposed
+                if self.mutant == "truncate_to_leader_offset":
+                    # KIP-101: one truncation, to the leader's offset, and fetching from there on
+                    n = self._truncated(s, b, p, min(end, fetch_offset)) or s
+                    read = self._reads_batch(n, b, p, leader, served)
+                    return read if read is not None else (None if n == s else n)
                 return self._truncated(s, b, p, self._truncation_offset(s, b, p, epoch, end))
-        # the leader records the fetch offset as the follower's log end offset, with its broker
-        # epoch (KIP-903), and may move its high watermark up; it answers with the high watermark
-        # it had before (readRecords' initialHighWatermark) and the next record batch
+        return self._reads_batch(s, b, p, leader, served)
+
+    def _reads_batch(self, s, b, p, leader, served):
+        """The leader records the fetch offset as the follower's log end offset, with its broker
+        epoch (KIP-903), tries to take it into the ISR, and may move its high watermark up; it
+        answers with the high watermark it had before (readRecords' initialHighWatermark) and the
+        next record batch (here one record), which the follower appends."""
+        mine, theirs = s[REPLICA_LOG][b][p], s[REPLICA_LOG][leader][p]
+        fetch_offset = len(mine)
         hw = s[HIGH_WATERMARK][leader][p]
         state = self.follower_state(s, leader, p, served)
         state = (state[0], state[1], except_at(state[2], b, fetch_offset), except_at(state[3], b, s[KNOWN_EPOCH][b]))
-        n = self._leader_advances(s, leader, p, served, state)
+        n = s
+        if (b not in served[ISR] and self.room(s) and not self.alter_partition_pending(s, leader, p)
+                and self.joins_isr(s, leader, p, served, state, b)):
+            # Partition.updateFollowerFetchState: maybeExpandIsr, before the high watermark moves
+            members = set(served[ISR]) | {b}
+            n = self._with(n, network=bag_add(n[NETWORK], self.alter_partition(s, leader, p, served, state, members)))
+        n = self._leader_advances(n, leader, p, served, state)
         log = mine + theirs[fetch_offset:fetch_offset + 1]
         if len(log) > len(mine):
             # appending past the cache's last entry replaces an entry no record followed
@@ -230,8 +249,6 @@ class DataPlaneActions:
         the lesser of the two end offsets; if not, to the end of its largest epoch below it, and it
         asks again (KIP-279); if its cache has nothing that low, to the leader's offset."""
         leo = len(s[REPLICA_LOG][b][p])
-        if self.mutant == "truncate_to_leader_offset":
-            return min(end, leo)
         own_epoch, own_end = end_offset_for(self.epoch_cache(s, b, p), leo, epoch)
         if own_end == -1:
             return min(end, leo)
@@ -270,11 +287,12 @@ class DataPlaneActions:
             return None
         log = s[REPLICA_LOG][b][p]
         state = (epoch, len(log), (-1,) * len(self.brokers), (-1,) * len(self.brokers))
-        n = self._with(s, followerEnd=except_at(s[FOLLOWER_END], b, except_at(s[FOLLOWER_END][b], p, state)))
+        n = s
         if self.mutant != "no_leader_epoch_entry" and (not log or log[-1] != epoch):
             # LeaderEpochFileCache.assign: an entry at the log's end replaces one there before
             n = self._with(n, epochEntry=except_at(n[EPOCH_ENTRY], b, except_at(n[EPOCH_ENTRY][b], p, epoch)))
-        return n
+        # makeLeader ends with maybeIncrementLeaderHW: alone in its ISR, it commits what it holds
+        return self._leader_advances(n, b, p, part, state)
 
     def BrokerFlushesLog(self, s, b, p):
         """Broker b's log of p reaches its disk up to its end (Kafka's log flusher, a segment
@@ -309,21 +327,32 @@ class DataPlaneActions:
                 return None
             members = set(part[ISR]) - {r}
         else:
-            # Kafka's leader tries an expansion as it serves the follower's fetch (maybeExpandIsr)
-            if not self.fetching_from(s, r, p, b, part[LEADER_EPOCH]):
+            # Kafka's leader tries an expansion as it serves the follower's fetch (maybeExpandIsr);
+            # with fetch = "batch" it does so in the fetch itself (FollowerFetches)
+            if self.batch_fetches or not self.fetching_from(s, r, p, b, part[LEADER_EPOCH]):
                 return None
-            # Partition.isFollowerInSync: the high watermark, and all since the epoch began (KAFKA-7128)
-            if end < s[HIGH_WATERMARK][b][p] or (end < state[1] and self.mutant != "isr_join_below_epoch_start"):
+            if not self.joins_isr(s, b, p, part, state, r):
                 return None
-            if not self.active(view, r):
-                return None  # fenced or shutting down (Partition.isReplicaIsrEligible)
             members = set(part[ISR]) | {r}
-        # each member with the broker epoch of its last fetch (KIP-903; the leader itself, its own)
+        return self._with(s, network=bag_add(s[NETWORK], self.alter_partition(s, b, p, part, state, members)))
+
+    def joins_isr(self, s, b, p, part, state, r) -> bool:
+        """Leader b, knowing ``state`` of its followers, takes follower r into the ISR
+        (Partition.isFollowerInSync and isReplicaIsrEligible): r holds the high watermark and all
+        since the leader's epoch began (KAFKA-7128), and b's metadata has it registered and
+        unfenced, not shutting down (KIP-841)."""
+        end = state[2][r]
+        if end < s[HIGH_WATERMARK][b][p] or (end < state[1] and self.mutant != "isr_join_below_epoch_start"):
+            return False
+        return self.active(self.broker_view(s, b), r)
+
+    def alter_partition(self, s, b, p, part, state, members) -> tuple:
+        """Leader b's AlterPartition proposing the ISR ``members``: each member with the broker
+        epoch of its last fetch (KIP-903; the leader itself, its own), and the leader's recovery
+        state RECOVERED, which makeLeader set on taking the lead."""
         epochs = except_at(state[3], b, s[KNOWN_EPOCH][b])
         isr = tuple((x, epochs[x]) for x in self.replicas[p] if x in members)
-        # the leader's recovery state: RECOVERED, which makeLeader set on taking the lead
-        m = (ALTER_PARTITION, b, s[KNOWN_EPOCH][b], p, part[LEADER_EPOCH], part[PARTITION_EPOCH], isr, False)
-        return self._with(s, network=bag_add(s[NETWORK], m))
+        return (ALTER_PARTITION, b, s[KNOWN_EPOCH][b], p, part[LEADER_EPOCH], part[PARTITION_EPOCH], isr, False)
 
     def BrokerReceivesAlterPartitionResponse(self, s, m):
         """The answer ends the leader's pending ISR change (the ISR it accepted the leader reads

@@ -423,28 +423,33 @@ class Invariants:
         joined = self._joined_through_alter_partition(s, action, t)
         return all(self.registered(s, r) and not s[FENCED][r] for r in joined)
 
+    def _followers(self, s):
+        """<<b, p, l>> for each broker b whose metadata names another broker l the leader of p."""
+        for b in self.brokers:
+            for p, part in enumerate(self.broker_view(s, b)[PARTITION]):
+                if part is not None and part[LEADER] not in (NO_LEADER, b):
+                    yield b, p, part[LEADER]
+
     def FetchExposesOnlyLeaderRecords(self, s, action, t) -> bool:
-        """A fetch that moves a follower's high watermark up moves it only over records its
-        leader's log holds: a reader of the follower (KIP-392) sees nothing the leader does not
-        have (KAFKA-14704: a diverging epoch's truncation comes before the high watermark)."""
-        if action[0] != "FollowerFetches" or t[HIGH_WATERMARK][action[1]][action[2]] <= s[HIGH_WATERMARK][action[1]][action[2]]:
+        """A follower's high watermark moves up only over records its leader's log holds: a reader
+        of the follower (KIP-392) sees nothing the leader does not have (KAFKA-14704: a diverging
+        epoch's truncation comes before the high watermark; KAFKA-10554: the truncation is made)."""
+        if t[HIGH_WATERMARK] == s[HIGH_WATERMARK]:
             return True
-        b, p = action[1], action[2]
-        leader = self.broker_view(s, b)[PARTITION][p][LEADER]
-        return agreement(t[REPLICA_LOG][b][p], t[REPLICA_LOG][leader][p]) >= t[HIGH_WATERMARK][b][p]
+        return all(agreement(t[REPLICA_LOG][b][p], t[REPLICA_LOG][l][p]) >= t[HIGH_WATERMARK][b][p]
+                   for b, p, l in self._followers(s) if t[HIGH_WATERMARK][b][p] > s[HIGH_WATERMARK][b][p])
 
     def FetchAppendsOnlyToLeaderPrefix(self, s, action, t) -> bool:
-        """A fetch that appends records to a follower's log leaves it a prefix of its leader's:
-        the follower truncates by leader epoch until its log agrees with the leader's before it
-        takes anything (KIP-101, KIP-279), so two logs never diverge below what both hold."""
-        if action[0] != "FollowerFetches":
+        """Records a follower takes leave its log a prefix of its leader's: the follower truncates
+        by leader epoch until its log agrees with the leader's before it takes anything (KIP-101,
+        KIP-279), so two logs never diverge below what both hold."""
+        if t[REPLICA_LOG] == s[REPLICA_LOG]:
             return True
-        b, p = action[1], action[2]
-        log = t[REPLICA_LOG][b][p]
-        if len(log) <= len(s[REPLICA_LOG][b][p]):
-            return True
-        leader = self.broker_view(s, b)[PARTITION][p][LEADER]
-        return agreement(log, t[REPLICA_LOG][leader][p]) == len(log)
+        for b, p, l in self._followers(s):
+            log = t[REPLICA_LOG][b][p]
+            if agreement(s[REPLICA_LOG][b][p], log) < len(log) and agreement(log, t[REPLICA_LOG][l][p]) < len(log):
+                return False
+        return True
 
     def FencedUntilAssigned(self, s, action, t) -> bool:
         """A broker that registered directories is never unfenced while metadata holds one of

@@ -38,6 +38,8 @@ CONSTANTS
     BrokerLag,                \* brokers act on the metadata they have loaded (brokerImage)
     MaxRecords,               \* records producers write in the whole run; 0: no data plane
     PowerLoss,                \* a running broker's machine may lose power: its logs keep what they had flushed
+    Fetch,                    \* how followers fetch: "whole_log" (one step takes the leader's log) or "batch"
+                              \* (Kafka's fetch protocol: one record, or a diverging epoch to truncate by)
     MinIsr,                   \* min.insync.replicas
     ElrEnabled,               \* KIP-966's eligible leader replicas (metadata version 4.0-IV1 and later)
     UncleanElection,          \* "off", "admin" (ElectLeaders UNCLEAN) or "topic" (unclean.leader.election.enable)
@@ -101,10 +103,13 @@ CleanShutdownDetection == IsRelease
 \* registrations hold them, and placement reads them (MaxCordons needs it)
 CordonedDirs == ReleaseAtLeast(<<4, 3, 0>>)
 CordonsOn == MaxCordons > 0
+ASSUME Fetch \in {"whole_log", "batch"}
+BatchFetches == Fetch = "batch"
 ASSUME CordonsOn => CordonedDirs /\ Failovers = 0 /\ LegacyBrokers = 0 /\ InitialMetadataVersion = "3.7-IV2"
                     /\ ~MetadataUpgradeEnabled
 
 Min(S) == CHOOSE x \in S : \A y \in S : x <= y
+Max(S) == CHOOSE x \in S : \A y \in S : x >= y
 Range(seq) == {seq[k] : k \in DOMAIN seq}
 
 \* The network is a bag; one copy of a message added or removed (standard Bags operators only).
@@ -185,7 +190,10 @@ VARIABLES
                        \* reported since it registered), else <<the directories it holds cordoned>>
     reportedCordons, \* broker -> <<>> or <<the directories>> the last heartbeat of the broker that the controller
                      \* handled reported cordoned, whichever incarnation sent it: what the controller has been told
-    cordonChanges   \* changes to a broker's cordoned.log.dirs so far
+    cordonChanges,  \* changes to a broker's cordoned.log.dirs so far
+    \* Kafka's fetch protocol, when it is modeled (Fetch = "batch"; else <<>> throughout):
+    epochEntry      \* broker -> partition -> the leader epoch Partition.makeLeader assigned at the log's end in
+                    \* the replica's leader-epoch cache while no record of it follows yet, or -1
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
@@ -194,14 +202,14 @@ vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           committedImage, uncommitted, failoversDone, brokerImage,
           replicaLog, highWatermark, followerEnd, acked, produced, flushed, tool, session, sessionsExpired,
           inControlledShutdown, awaitedHeartbeats, wantShutdown, cleanShutdownEpoch, cleanShutdowns,
-          topicConfig, configChanges, cordoned, registeredCordons, reportedCordons, cordonChanges>>
+          topicConfig, configChanges, cordoned, registeredCordons, reportedCordons, cordonChanges, epochEntry>>
 \* What a broker's crash keeps of the data plane (its followerEnd is in memory).
 dataKept == <<replicaLog, highWatermark, acked, produced, flushed>>
-dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced, flushed>>
+dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced, flushed, epochEntry>>
 brokerVars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage, dataVars>>
 \* What a controller step leaves alone: all but `acked`, in which an unclean election marks what it gives up.
 brokerVarsButAcked == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                        replicaLog, highWatermark, followerEnd, produced, flushed>>
+                        replicaLog, highWatermark, followerEnd, produced, flushed, epochEntry>>
 logVars == <<committedImage, uncommitted, failoversDone>>
 \* The controller's state: in memory, and (with failovers) its metadata log.
 \* (reportedCordons, what the controller has been told of cordons, goes with them.)
@@ -612,6 +620,9 @@ BrokerStops(b, written) ==
     \* what it knew of its followers is gone; its logs and high watermarks stay
     /\ followerEnd' = IF DataPlane THEN [followerEnd EXCEPT ![b] = [p \in Partitions |-> NoFollowerState]]
                       ELSE followerEnd
+    \* the next start's log recovery truncates the cache at the log's end (LogLoader), taking the
+    \* entry no record follows with it
+    /\ epochEntry' = IF BatchFetches THEN [epochEntry EXCEPT ![b] = [p \in Partitions |-> -1]] ELSE epochEntry
     /\ wantShutdown' = IF CleanShutdownsOn THEN [wantShutdown EXCEPT ![b] = FALSE] ELSE wantShutdown
     /\ cleanShutdownEpoch' = IF CleanShutdownsOn THEN [cleanShutdownEpoch EXCEPT ![b] = written] ELSE cleanShutdownEpoch
 \* ... uncleanly: a crash, a failed disk, an error
@@ -676,6 +687,8 @@ Init ==
     /\ wantShutdown = IF CleanShutdownsOn THEN [b \in Brokers |-> FALSE] ELSE <<>>
     /\ cleanShutdownEpoch = IF CleanShutdownsOn THEN [b \in Brokers |-> -1] ELSE <<>>
     /\ cleanShutdowns = 0
+    \* every leader-epoch cache empty
+    /\ epochEntry = IF BatchFetches THEN [b \in Brokers |-> [p \in Partitions |-> -1]] ELSE <<>>
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -727,7 +740,7 @@ BrokerStarts(b) ==
                                     ELSE flushed
                  ELSE UNCHANGED <<replicaLog, highWatermark, acked, flushed>>
            /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars,
-                          followerEnd, produced, tool, session, shutdownVars>>
+                          followerEnd, epochEntry, produced, tool, session, shutdownVars>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
 
@@ -834,7 +847,7 @@ BrokerFailsDir(b, i) ==
           /\ IF allFailed
              THEN BrokerDown(b)
              ELSE /\ queued' = [queued EXCEPT ![b] = newQueued]
-                  /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd, brokerShutdownVars>>
+                  /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd, epochEntry, brokerShutdownVars>>
     /\ dirFailures' = dirFailures + 1
     /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars,
                    dataKept, tool, session, heartbeatVars, cleanShutdowns>>
@@ -869,11 +882,11 @@ BrokerReceivesHeartbeatResponse(m) ==
     /\ m.kind = "HeartbeatResponse"
     /\ network' = BagRemove(network, m)
     /\ IF brokerStatus[b] # "RUNNING" \/ m.epoch # knownEpoch[b]
-       THEN UNCHANGED <<dirState, brokerStatus, queued, knownEpoch, followerEnd, brokerShutdownVars>>
+       THEN UNCHANGED <<dirState, brokerStatus, queued, knownEpoch, followerEnd, epochEntry, brokerShutdownVars>>
        ELSE /\ dirState' = [dirState EXCEPT ![b] = states]
             /\ IF m.shouldShutDown
                THEN BrokerStops(b, IF \A i \in Slots : states[i] = "HEALTHY" THEN m.epoch ELSE -1)
-               ELSE UNCHANGED <<brokerStatus, queued, knownEpoch, followerEnd, brokerShutdownVars>>
+               ELSE UNCHANGED <<brokerStatus, queued, knownEpoch, followerEnd, epochEntry, brokerShutdownVars>>
     \* LogManager.shutdown flushes every log before it writes the clean-shutdown files
     /\ flushed' = IF PowerLoss /\ brokerStatus[b] = "RUNNING" /\ m.epoch = knownEpoch[b] /\ m.shouldShutDown
                   THEN [flushed EXCEPT ![b] = [p \in Partitions |-> Len(replicaLog[b][p])]]
@@ -1651,11 +1664,34 @@ BrokerLoadsMetadata(b) ==
 
 \* Broker b runs and holds p's log on a disk that has not failed.
 ReplicaReadable(b, p) == brokerStatus[b] = "RUNNING" /\ \E i \in MainSlots(b, p) : SlotOnline(b, i)
-\* Broker b acts as p's leader: its metadata names it, and it can serve the log.
+\* Broker b acts as p's leader: its metadata names it, it can serve the log, and (Fetch = "batch")
+\* it has taken the lead in that leader epoch (LeaderStartsEpoch).
 Leads(b, p) ==
     /\ BrokerView(b).partition[p] # NoPartition
     /\ BrokerView(b).partition[p].leader = b
     /\ ReplicaReadable(b, p)
+    /\ BatchFetches => followerEnd[b][p].leaderEpoch = BrokerView(b).partition[p].leaderEpoch
+\* Broker b's leader-epoch cache of p (LeaderEpochFileCache): <<epoch, start offset>> of each run of
+\* records of one leader epoch in its log, then the entry makeLeader assigned at the log's end, if
+\* no record has followed it yet.
+EpochCache(b, p) ==
+    LET log == replicaLog[b][p]
+        starts == SelectSeq([k \in 1 .. Len(log) |-> k], LAMBDA k : k = 1 \/ log[k - 1] # log[k])
+        runs == [j \in 1 .. Len(starts) |-> <<log[starts[j]], starts[j] - 1>>]
+    IN IF BatchFetches /\ epochEntry[b][p] # -1 THEN Append(runs, <<epochEntry[b][p], Len(log)>>) ELSE runs
+\* The epoch of its last entry (UnifiedLog.latestEpoch), -1 if it is empty: what a follower sends as
+\* its last fetched epoch, and what KIP-966's LastWrittenLeaderEpoch reads.
+LatestEpoch(b, p) == LET c == EpochCache(b, p) IN IF c = <<>> THEN -1 ELSE c[Len(c)][1]
+\* LeaderEpochFileCache.endOffsetFor: <<the largest epoch at most `requested`, the start of the next
+\* epoch>> (the log end offset `leo` for the latest epoch itself), <<-1, -1>> when the cache cannot
+\* place it (UNDEFINED_EPOCH_OFFSET); an epoch below every entry gives <<requested, the first start>>.
+EndOffsetFor(cache, leo, requested) ==
+    IF requested = -1 \/ cache = <<>> THEN <<-1, -1>>
+    ELSE IF cache[Len(cache)][1] = requested THEN <<requested, leo>>
+    ELSE LET higher == {j \in 1 .. Len(cache) : cache[j][1] > requested}
+             floor == {j \in 1 .. Len(cache) : cache[j][1] <= requested}
+         IN IF higher = {} THEN <<-1, -1>>
+            ELSE <<IF floor = {} THEN requested ELSE cache[Max(floor)][1], cache[Min(higher)][2]>>
 \* What leader b knows of its followers in the leader epoch of part: each epoch starts knowing
 \* nothing, at its log end offset (Partition.makeLeader).
 FollowerState(b, p, part) ==
@@ -1708,29 +1744,99 @@ LeaderAppendsRecord(b, p) ==
        /\ highWatermark' = [highWatermark EXCEPT ![b][p] = NewHw(old, target)]
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, log, old, target)]
+       \* the cache's entry for its epoch now starts a run of records
+       /\ epochEntry' = IF BatchFetches THEN [epochEntry EXCEPT ![b][p] = -1] ELSE epochEntry
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
                       controllerVars, network, counters, flushed, tool, session, shutdownVars>>
 
-\* Replica b fetches from the leader its metadata names, in that leader's epoch: it truncates by
-\* leader epoch and takes the rest, its high watermark becomes the leader's, and the leader
-\* learns its log end offset and may move its high watermark up.
-FollowerFetches(b, p) ==
-    LET l == BrokerView(b).partition[p].leader
-        lpart == BrokerView(l).partition[p]
+\* Where follower b truncates to on the leader's diverging epoch and end offset `div`
+\* (AbstractFetcherThread.getOffsetTruncationState): if its own cache holds that epoch, to the
+\* lesser of the two end offsets; if not, to the end of its largest epoch below it, and it asks
+\* again (KIP-279); if its cache has nothing that low, to the leader's offset.
+TruncationOffset(b, p, div) ==
+    LET leo == Len(replicaLog[b][p])
+        own == EndOffsetFor(EpochCache(b, p), leo, div[1])
+    IN IF own[2] = -1 THEN Min({div[2], leo})
+       ELSE IF own[1] # div[1] THEN Min({own[2], leo})
+       ELSE Min({own[2], div[2], leo})
+
+\* Broker b's log of p truncated to offset k (UnifiedLog.truncateTo): its cache loses every entry
+\* from there, the entry makeLeader assigned at the log's end with them; the high watermark and
+\* the flush point come back to the log's end.
+Truncates(b, p, k) ==
+    /\ replicaLog' = [replicaLog EXCEPT ![b][p] = SubSeq(@, 1, k)]
+    /\ epochEntry' = [epochEntry EXCEPT ![b][p] = -1]
+    /\ highWatermark' = [highWatermark EXCEPT ![b][p] = Min({@, k})]
+    /\ flushed' = IF PowerLoss THEN [flushed EXCEPT ![b][p] = Min({@, k})] ELSE flushed
+    /\ <<replicaLog', epochEntry', highWatermark', flushed'>> # <<replicaLog, epochEntry, highWatermark, flushed>>
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
+                   controllerVars, network, counters, followerEnd, acked, produced, tool, session, shutdownVars>>
+
+\* The follower takes the leader's high watermark hw, on a log that diverges from the leader's.
+ExposesHighWatermark(b, p, hw) ==
+    /\ hw # highWatermark[b][p]
+    /\ highWatermark' = [highWatermark EXCEPT ![b][p] = hw]
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
+                   controllerVars, network, counters, replicaLog, followerEnd, acked, produced, flushed, epochEntry,
+                   tool, session, shutdownVars>>
+
+\* Leader b, knowing st of its followers, takes follower r into the ISR (Partition.isFollowerInSync
+\* and isReplicaIsrEligible): r holds the high watermark and all since the leader's epoch began
+\* (KAFKA-7128), and b's metadata has it registered and unfenced, not shutting down (KIP-841).
+JoinsIsr(b, p, st, r) ==
+    /\ st.ends[r] >= highWatermark[b][p]
+    /\ Mutant # "isr_join_below_epoch_start" => st.ends[r] >= st.start
+    /\ BrokerView(b).brokerEpoch[r] > 0
+    /\ ~BrokerView(b).fenced[r]
+    /\ ~InControlledShutdown(r)
+\* Leader b's AlterPartition proposing the ISR `members`: each member with its last fetch's broker
+\* epoch (KIP-903; the leader itself, its own), and RECOVERED, which makeLeader set on taking the lead.
+AlterPartitionMessage(b, p, part, st, members) ==
+    [kind |-> "AlterPartition", broker |-> b, epoch |-> knownEpoch[b], partition |-> p,
+     leaderEpoch |-> part.leaderEpoch, partitionEpoch |-> part.partitionEpoch,
+     isr |-> [x \in members |-> IF x = b THEN knownEpoch[b] ELSE st.fetchEpochs[x]], recovering |-> FALSE]
+
+\* The read, from the follower's log `mine` and flush point `fl` (its own, or what a truncation left
+\* of them; `truncated`: a truncation came first): the leader records the fetch offset as the follower's log end offset, with its broker
+\* epoch (KIP-903), tries to take it into the ISR before its high watermark moves
+\* (Partition.updateFollowerFetchState: maybeExpandIsr), and may move its high watermark up; it
+\* answers with the high watermark it had before (readRecords' initialHighWatermark) and the next
+\* record batch (here one record), which the follower appends.
+ReadsBatch(b, p, l, mine, fl, truncated) ==
+    LET lpart == BrokerView(l).partition[p]
+        theirs == replicaLog[l][p]
+        offset == Len(mine)
+        st == [FollowerState(l, p, lpart) EXCEPT !.ends[b] = offset, !.fetchEpochs[b] = knownEpoch[b]]
+        joins == b \notin lpart.isr /\ Room /\ ~AlterPartitionPending(l, p) /\ JoinsIsr(l, p, st, b)
+        net == IF joins THEN BagAdd(network, AlterPartitionMessage(l, p, lpart, st, lpart.isr \cup {b}))
+               ELSE network
+        old == highWatermark[l][p]
+        target == HwTarget(l, p, lpart, st, theirs, net)
+        log == IF Len(theirs) > offset THEN Append(mine, theirs[offset + 1]) ELSE mine
+    IN /\ network' = net
+       /\ replicaLog' = [replicaLog EXCEPT ![b][p] = log]
+       /\ highWatermark' = [highWatermark EXCEPT ![l][p] = NewHw(old, target), ![b][p] = Min({old, Len(log)})]
+       /\ followerEnd' = [followerEnd EXCEPT ![l][p] = st]
+       /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(l, lpart, theirs, old, target)]
+       \* appending past the cache's last entry, or truncating, replaces an entry no record followed
+       /\ epochEntry' = IF truncated \/ Len(log) > offset THEN [epochEntry EXCEPT ![b][p] = -1] ELSE epochEntry
+       /\ flushed' = IF PowerLoss THEN [flushed EXCEPT ![b][p] = fl] ELSE flushed
+       /\ <<network', replicaLog', highWatermark', followerEnd', acked', epochEntry', flushed'>>
+             # <<network, replicaLog, highWatermark, followerEnd, acked, epochEntry, flushed>>
+       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
+                      controllerVars, counters, produced, tool, session, shutdownVars>>
+
+\* Fetch = "whole_log": the follower truncates by leader epoch and takes the rest, its high
+\* watermark becomes the leader's, and the leader learns its log end offset and may move its high
+\* watermark up.
+FetchesWholeLog(b, p, l) ==
+    LET lpart == BrokerView(l).partition[p]
         log == replicaLog[l][p]
         \* the fetch carries the follower's broker epoch, kept with its offset (KIP-903)
         st == [FollowerState(l, p, lpart) EXCEPT !.ends[b] = Len(log), !.fetchEpochs[b] = knownEpoch[b]]
         old == highWatermark[l][p]
         target == HwTarget(l, p, lpart, st, log, network)
-    IN /\ DataPlane
-       /\ b \in ReplicaSet(p)
-       /\ ReplicaReadable(b, p)
-       /\ BrokerView(b).partition[p] # NoPartition
-       /\ l # NoLeader
-       /\ l # b
-       /\ Leads(l, p)
-       /\ lpart.leaderEpoch = BrokerView(b).partition[p].leaderEpoch
-       /\ replicaLog' = [replicaLog EXCEPT ![b][p] = log]
+    IN /\ replicaLog' = [replicaLog EXCEPT ![b][p] = log]
        /\ highWatermark' = [highWatermark EXCEPT ![l][p] = NewHw(old, target), ![b][p] = NewHw(old, target)]
        /\ followerEnd' = [followerEnd EXCEPT ![l][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(l, lpart, log, old, target)]
@@ -1740,7 +1846,75 @@ FollowerFetches(b, p) ==
        /\ flushed' = IF PowerLoss THEN [flushed EXCEPT ![b][p] = Min({@, Agreement(replicaLog[b][p], log)})]
                      ELSE flushed
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, produced, tool, session, shutdownVars>>
+                      controllerVars, network, counters, produced, tool, session, shutdownVars, epochEntry>>
+
+\* Fetch = "batch", Kafka's fetch protocol: the follower's fetch offset is its log end offset, its
+\* last fetched epoch its cache's latest (AbstractFetcherThread); the leader checks that epoch
+\* against its own cache (Partition.readRecords).  A leader that cannot place the epoch answers
+\* OFFSET_OUT_OF_RANGE: the follower truncates to the leader's log end offset if its own is beyond
+\* it, no epoch compared, and else fetches again as it was (fetchOffsetAndTruncate).  A diverging
+\* epoch: the leader neither reads nor records the follower's position (KAFKA-13141), and the
+\* follower truncates by it (the mutants: otherwise).
+FetchesBatch(b, p, l) ==
+    LET mine == replicaLog[b][p]
+        theirs == replicaLog[l][p]
+        lastFetched == LatestEpoch(b, p)
+        div == EndOffsetFor(EpochCache(l, p), Len(theirs), lastFetched)
+        hw == Min({highWatermark[l][p], Len(mine)})
+        fl == IF PowerLoss THEN flushed[b][p] ELSE 0
+    IN IF lastFetched = -1 THEN ReadsBatch(b, p, l, mine, fl, FALSE)
+       ELSE IF div[1] = -1 \/ div[2] = -1 THEN Len(theirs) < Len(mine) /\ Truncates(b, p, Len(theirs))
+       ELSE IF div[1] >= lastFetched /\ div[2] >= Len(mine) THEN ReadsBatch(b, p, l, mine, fl, FALSE)
+       \* taken for an empty answer: the high watermark, and no truncation
+       ELSE IF Mutant = "diverging_epoch_ignored" THEN ExposesHighWatermark(b, p, hw)
+       \* processPartitionData before truncateOnFetchResponse: the high watermark first
+       ELSE IF Mutant = "high_watermark_before_truncation" /\ hw # highWatermark[b][p]
+       THEN ExposesHighWatermark(b, p, hw)
+       \* KIP-101: one truncation, to the leader's offset, and fetching from there on
+       ELSE IF Mutant = "truncate_to_leader_offset"
+       THEN ReadsBatch(b, p, l, SubSeq(mine, 1, Min({div[2], Len(mine)})), Min({fl, div[2]}), TRUE)
+       ELSE Truncates(b, p, TruncationOffset(b, p, div))
+
+\* Replica b fetches from the leader its metadata names, in that leader's epoch (the leader answers
+\* only in the epoch it leads in: else FENCED_LEADER_EPOCH or NOT_LEADER).
+FollowerFetches(b, p) ==
+    LET l == BrokerView(b).partition[p].leader
+    IN /\ DataPlane
+       /\ b \in ReplicaSet(p)
+       /\ ReplicaReadable(b, p)
+       /\ BrokerView(b).partition[p] # NoPartition
+       /\ l # NoLeader
+       /\ l # b
+       /\ Leads(l, p)
+       /\ BrokerView(l).partition[p].leaderEpoch = BrokerView(b).partition[p].leaderEpoch
+       /\ IF BatchFetches THEN FetchesBatch(b, p, l) ELSE FetchesWholeLog(b, p, l)
+
+\* Broker b applies the metadata that names it p's leader in a new leader epoch
+\* (Partition.makeLeader; Fetch = "batch"): the epoch starts at its log end offset, it knows nothing
+\* of its followers yet, it assigns the epoch from its log end offset in its leader-epoch cache, so
+\* that a follower holding records of a later epoch than any record it has can truncate
+\* (KAFKA-7415), and it moves its high watermark up as far as its ISR allows
+\* (maybeIncrementLeaderHW).  Until then it acts as no leader.
+LeaderStartsEpoch(b, p) ==
+    LET part == BrokerView(b).partition[p]
+        log == replicaLog[b][p]
+        st == [leaderEpoch |-> part.leaderEpoch, start |-> Len(log), ends |-> [r \in Brokers |-> -1],
+               fetchEpochs |-> [r \in Brokers |-> -1]]
+        old == highWatermark[b][p]
+        target == HwTarget(b, p, part, st, log, network)
+    IN /\ BatchFetches
+       /\ part # NoPartition
+       /\ part.leader = b
+       /\ ReplicaReadable(b, p)
+       /\ followerEnd[b][p].leaderEpoch # part.leaderEpoch
+       /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
+       \* LeaderEpochFileCache.assign: an entry at the log's end replaces one there before
+       /\ epochEntry' = IF Mutant # "no_leader_epoch_entry" /\ (log = <<>> \/ log[Len(log)] # part.leaderEpoch)
+                        THEN [epochEntry EXCEPT ![b][p] = part.leaderEpoch] ELSE epochEntry
+       /\ highWatermark' = [highWatermark EXCEPT ![b][p] = NewHw(old, target)]
+       /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, log, old, target)]
+       /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
+                      controllerVars, network, counters, replicaLog, produced, flushed, tool, session, shutdownVars>>
 
 \* Broker b's log of p reaches its disk up to its end (Kafka's log flusher, a segment roll, or
 \* the OS writing its page cache back; the machine may run while the process is down): a later
@@ -1752,7 +1926,7 @@ BrokerFlushesLog(b, p) ==
     /\ flushed' = [flushed EXCEPT ![b][p] = Len(replicaLog[b][p])]
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
                    replicaLog, highWatermark, followerEnd, acked, produced, controllerVars, network, counters, tool,
-                   session, shutdownVars>>
+                   session, shutdownVars, epochEntry>>
 
 \* The leader asks the controller to take follower r out of the ISR (its log end offset is short
 \* of the leader's) or into it (as it serves r's fetch: r holds the high watermark and all since
@@ -1773,19 +1947,11 @@ LeaderSendsAlterPartition(b, p, r) ==
           \* replica.lag.time.max.ms, abstracted: a follower still fetching from the leader
           \* catches up before its lag time runs out; one that cannot fetch falls out
           THEN st.ends[r] < Len(replicaLog[b][p]) /\ ~FetchingFrom(r, p, b, part.leaderEpoch)
-          ELSE /\ FetchingFrom(r, p, b, part.leaderEpoch)
-               /\ st.ends[r] >= highWatermark[b][p]
-               /\ st.ends[r] >= st.start
-               /\ view.brokerEpoch[r] > 0
-               /\ ~view.fenced[r]
-               /\ ~InControlledShutdown(r)      \* nor shutting down (Partition.isReplicaIsrEligible)
-       /\ network' = BagAdd(network, [kind |-> "AlterPartition", broker |-> b, epoch |-> knownEpoch[b],
-                                      partition |-> p, leaderEpoch |-> part.leaderEpoch,
-                                      partitionEpoch |-> part.partitionEpoch,
-                                      \* each member with its last fetch's broker epoch (KIP-903)
-                                      isr |-> [x \in members |-> IF x = b THEN knownEpoch[b] ELSE st.fetchEpochs[x]],
-                                      \* RECOVERED: makeLeader set it on taking the lead
-                                      recovering |-> FALSE])
+          \* with Fetch = "batch" the leader tries an expansion in the fetch itself (ReadsBatch)
+          ELSE /\ ~BatchFetches
+               /\ FetchingFrom(r, p, b, part.leaderEpoch)
+               /\ JoinsIsr(b, p, st, r)
+       /\ network' = BagAdd(network, AlterPartitionMessage(b, p, part, st, members))
        /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session, shutdownVars>>
 
 \* The leader applies an ISR the controller shrank and moves its high watermark up over it.
@@ -1801,7 +1967,8 @@ LeaderAdvancesHighWatermark(b, p) ==
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, network, counters, replicaLog, produced, flushed, tool, session, shutdownVars>>
+                      controllerVars, network, counters, replicaLog, produced, flushed, tool, session, shutdownVars,
+                      epochEntry>>
 
 \* The answer ends the leader's pending change; a leader still leading in that epoch moves its
 \* high watermark up over the ISR it has now (Partition.handleAlterPartitionUpdate).
@@ -1821,7 +1988,8 @@ BrokerReceivesAlterPartitionResponse(m) ==
                /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, replicaLog[b][p], old, target)]
           ELSE UNCHANGED <<highWatermark, followerEnd, acked>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, counters, replicaLog, produced, flushed, tool, session, shutdownVars>>
+                      controllerVars, counters, replicaLog, produced, flushed, tool, session, shutdownVars,
+                      epochEntry>>
 
 \* validateAlterPartitionData: the first check the request fails, in Kafka's order, or "NONE".
 AlterPartitionError(m) ==
@@ -1881,11 +2049,12 @@ ToolMaySend(p) ==
     /\ tool.outcome[p] = "RUNNING"
     /\ tool.takenUp[p] = -1 => OfflineToOperator(p)   \* (not a disjunction: TLC would take each true one)
 \* Broker b's answer: KIP-1275's PartitionLeaderEpoch (the partition's leader epoch in the
-\* broker's metadata), or KIP-966's LastWrittenLeaderEpoch (its log's last record's, -1 if
-\* empty), and the log end offset.
+\* broker's metadata), or KIP-966's LastWrittenLeaderEpoch (its leader-epoch cache's latest,
+\* UnifiedLog.latestEpoch: its log's last record's, or with Fetch = "batch" the entry a leader
+\* assigned before it had a record; -1 if empty), and the log end offset.
 ReplicaLogInfo(b, p) ==
     LET log == replicaLog[b][p]
-    IN IF ToolEpoch = "last_written" THEN <<IF log = <<>> THEN -1 ELSE log[Len(log)], Len(log)>>
+    IN IF ToolEpoch = "last_written" THEN <<LatestEpoch(b, p), Len(log)>>
        ELSE <<BrokerView(b).partition[p].leaderEpoch, Len(log)>>
 Answered(p) == {b \in ReplicaSet(p) : tool.answers[p][b] # <<>>}
 ReplicaIndex(p, b) == CHOOSE k \in 1 .. ReplicationFactor : Replicas(p)[k] = b
@@ -1968,6 +2137,7 @@ Next ==
     \/ ControllerCommits
     \/ \E kept \in 0 .. Len(uncommitted) : ControllerFailsOver(kept)
     \/ \E b \in Brokers : BrokerLoadsMetadata(b)
+    \/ \E b \in Brokers, p \in Partitions : LeaderStartsEpoch(b, p)
     \/ \E b \in Brokers, p \in Partitions : LeaderAppendsRecord(b, p)
     \/ \E b \in Brokers, p \in Partitions : FollowerFetches(b, p)
     \/ \E b \in Brokers, p \in Partitions, r \in Brokers : LeaderSendsAlterPartition(b, p, r)
@@ -2320,6 +2490,25 @@ NewReplicasAvoidCordonedDirs ==
              /\ \A i \in Slots : p \notin logs[b][i])
                 => \A i \in cordoned[b] : p \notin logs'[b][i]
 
+\* Broker b's metadata names another broker p's leader: b follows it.
+Follows(b, p) == BrokerView(b).partition[p] # NoPartition /\ BrokerView(b).partition[p].leader \notin {NoLeader, b}
+FollowedLog(b, p) == replicaLog'[BrokerView(b).partition[p].leader][p]
+\* A follower's high watermark moves up only over records its leader's log holds: a reader of the
+\* follower (KIP-392) sees nothing the leader does not have (KAFKA-14704: a diverging epoch's
+\* truncation comes before the high watermark; KAFKA-10554: the truncation is made).
+FetchExposesOnlyLeaderRecords ==
+    DataPlane =>
+        \A b \in Brokers, p \in Partitions :
+            (Follows(b, p) /\ highWatermark'[b][p] > highWatermark[b][p])
+                => Agreement(replicaLog'[b][p], FollowedLog(b, p)) >= highWatermark'[b][p]
+\* Records a follower takes leave its log a prefix of its leader's: it truncates by leader epoch
+\* until its log agrees with the leader's before it takes anything (KIP-101, KIP-279).
+FetchAppendsOnlyToLeaderPrefix ==
+    DataPlane =>
+        \A b \in Brokers, p \in Partitions :
+            (Follows(b, p) /\ Agreement(replicaLog[b][p], replicaLog'[b][p]) < Len(replicaLog'[b][p]))
+                => Agreement(replicaLog'[b][p], FollowedLog(b, p)) = Len(replicaLog'[b][p])
+
 StaleEpochChangesNothingProp == [][StaleEpochChangesNothing]_vars
 EpochsNeverDecreaseProp == [][EpochsNeverDecrease]_vars
 UpdatesOnlyOfflinePartitionsProp == [][UpdatesOnlyOfflinePartitions]_vars
@@ -2334,6 +2523,8 @@ RecoveryToolKeepsCommittedProp == [][RecoveryToolKeepsCommitted]_vars
 LeaderEpochBumpedOnIsrShrinkProp == [][LeaderEpochBumpedOnIsrShrink]_vars
 PlacementHonoursReportedCordonsProp == [][PlacementHonoursReportedCordons]_vars
 NewReplicasAvoidCordonedDirsProp == [][NewReplicasAvoidCordonedDirs]_vars
+FetchExposesOnlyLeaderRecordsProp == [][FetchExposesOnlyLeaderRecords]_vars
+FetchAppendsOnlyToLeaderPrefixProp == [][FetchAppendsOnlyToLeaderPrefix]_vars
 
 -----------------------------------------------------------------------------
 (* Progress (model/progress.py): a situation that needs someone to act does not last for ever *)

@@ -118,6 +118,7 @@ CONSTANTS = {
     "BrokerLag": "broker_lag",
     "MaxRecords": "records",
     "PowerLoss": "power_loss",
+    "Fetch": "fetch",
     "MinIsr": "min_isr",
     "ElrEnabled": "elr",
     "UncleanElection": "unclean_election",
