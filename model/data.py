@@ -210,11 +210,6 @@ class DataPlaneActions:
                 if self.mutant == "high_watermark_before_truncation" and exposed != s:
                     # processPartitionData before truncateOnFetchResponse: the high watermark first
                     return exposed
-                if self.mutant == "truncate_to_leader_offset":
-                    # KIP-101: one truncation, to the leader's offset, and fetching from there on
-                    n = self._truncated(s, b, p, min(end, fetch_offset)) or s
-                    read = self._reads_batch(n, b, p, leader, served)
-                    return read if read is not None else (None if n == s else n)
                 return self._truncated(s, b, p, self._truncation_offset(s, b, p, epoch, end))
         return self._reads_batch(s, b, p, leader, served)
 
@@ -288,7 +283,7 @@ class DataPlaneActions:
         log = s[REPLICA_LOG][b][p]
         state = (epoch, len(log), (-1,) * len(self.brokers), (-1,) * len(self.brokers))
         n = s
-        if self.mutant != "no_leader_epoch_entry" and (not log or log[-1] != epoch):
+        if not log or log[-1] != epoch:
             # LeaderEpochFileCache.assign: an entry at the log's end replaces one there before
             n = self._with(n, epochEntry=except_at(n[EPOCH_ENTRY], b, except_at(n[EPOCH_ENTRY][b], p, epoch)))
         # makeLeader ends with maybeIncrementLeaderHW: alone in its ISR, it commits what it holds
@@ -342,7 +337,7 @@ class DataPlaneActions:
         since the leader's epoch began (KAFKA-7128), and b's metadata has it registered and
         unfenced, not shutting down (KIP-841)."""
         end = state[2][r]
-        if end < s[HIGH_WATERMARK][b][p] or (end < state[1] and self.mutant != "isr_join_below_epoch_start"):
+        if end < s[HIGH_WATERMARK][b][p] or end < state[1]:
             return False
         return self.active(self.broker_view(s, b), r)
 

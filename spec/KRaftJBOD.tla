@@ -1785,7 +1785,7 @@ ExposesHighWatermark(b, p, hw) ==
 \* (KAFKA-7128), and b's metadata has it registered and unfenced, not shutting down (KIP-841).
 JoinsIsr(b, p, st, r) ==
     /\ st.ends[r] >= highWatermark[b][p]
-    /\ Mutant # "isr_join_below_epoch_start" => st.ends[r] >= st.start
+    /\ st.ends[r] >= st.start
     /\ BrokerView(b).brokerEpoch[r] > 0
     /\ ~BrokerView(b).fenced[r]
     /\ ~InControlledShutdown(r)
@@ -1796,14 +1796,14 @@ AlterPartitionMessage(b, p, part, st, members) ==
      leaderEpoch |-> part.leaderEpoch, partitionEpoch |-> part.partitionEpoch,
      isr |-> [x \in members |-> IF x = b THEN knownEpoch[b] ELSE st.fetchEpochs[x]], recovering |-> FALSE]
 
-\* The read, from the follower's log `mine` and flush point `fl` (its own, or what a truncation left
-\* of them; `truncated`: a truncation came first): the leader records the fetch offset as the follower's log end offset, with its broker
+\* The read: the leader records the fetch offset as the follower's log end offset, with its broker
 \* epoch (KIP-903), tries to take it into the ISR before its high watermark moves
 \* (Partition.updateFollowerFetchState: maybeExpandIsr), and may move its high watermark up; it
 \* answers with the high watermark it had before (readRecords' initialHighWatermark) and the next
 \* record batch (here one record), which the follower appends.
-ReadsBatch(b, p, l, mine, fl, truncated) ==
+ReadsBatch(b, p, l) ==
     LET lpart == BrokerView(l).partition[p]
+        mine == replicaLog[b][p]
         theirs == replicaLog[l][p]
         offset == Len(mine)
         st == [FollowerState(l, p, lpart) EXCEPT !.ends[b] = offset, !.fetchEpochs[b] = knownEpoch[b]]
@@ -1818,13 +1818,12 @@ ReadsBatch(b, p, l, mine, fl, truncated) ==
        /\ highWatermark' = [highWatermark EXCEPT ![l][p] = NewHw(old, target), ![b][p] = Min({old, Len(log)})]
        /\ followerEnd' = [followerEnd EXCEPT ![l][p] = st]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(l, lpart, theirs, old, target)]
-       \* appending past the cache's last entry, or truncating, replaces an entry no record followed
-       /\ epochEntry' = IF truncated \/ Len(log) > offset THEN [epochEntry EXCEPT ![b][p] = -1] ELSE epochEntry
-       /\ flushed' = IF PowerLoss THEN [flushed EXCEPT ![b][p] = fl] ELSE flushed
-       /\ <<network', replicaLog', highWatermark', followerEnd', acked', epochEntry', flushed'>>
-             # <<network, replicaLog, highWatermark, followerEnd, acked, epochEntry, flushed>>
+       \* appending past the cache's last entry replaces an entry no record followed
+       /\ epochEntry' = IF Len(log) > offset THEN [epochEntry EXCEPT ![b][p] = -1] ELSE epochEntry
+       /\ <<network', replicaLog', highWatermark', followerEnd', acked', epochEntry'>>
+             # <<network, replicaLog, highWatermark, followerEnd, acked, epochEntry>>
        /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued, knownEpoch, brokerImage,
-                      controllerVars, counters, produced, tool, session, shutdownVars>>
+                      controllerVars, counters, produced, flushed, tool, session, shutdownVars>>
 
 \* Fetch = "whole_log": the follower truncates by leader epoch and takes the rest, its high
 \* watermark becomes the leader's, and the leader learns its log end offset and may move its high
@@ -1861,18 +1860,14 @@ FetchesBatch(b, p, l) ==
         lastFetched == LatestEpoch(b, p)
         div == EndOffsetFor(EpochCache(l, p), Len(theirs), lastFetched)
         hw == Min({highWatermark[l][p], Len(mine)})
-        fl == IF PowerLoss THEN flushed[b][p] ELSE 0
-    IN IF lastFetched = -1 THEN ReadsBatch(b, p, l, mine, fl, FALSE)
+    IN IF lastFetched = -1 THEN ReadsBatch(b, p, l)
        ELSE IF div[1] = -1 \/ div[2] = -1 THEN Len(theirs) < Len(mine) /\ Truncates(b, p, Len(theirs))
-       ELSE IF div[1] >= lastFetched /\ div[2] >= Len(mine) THEN ReadsBatch(b, p, l, mine, fl, FALSE)
+       ELSE IF div[1] >= lastFetched /\ div[2] >= Len(mine) THEN ReadsBatch(b, p, l)
        \* taken for an empty answer: the high watermark, and no truncation
        ELSE IF Mutant = "diverging_epoch_ignored" THEN ExposesHighWatermark(b, p, hw)
        \* processPartitionData before truncateOnFetchResponse: the high watermark first
        ELSE IF Mutant = "high_watermark_before_truncation" /\ hw # highWatermark[b][p]
        THEN ExposesHighWatermark(b, p, hw)
-       \* KIP-101: one truncation, to the leader's offset, and fetching from there on
-       ELSE IF Mutant = "truncate_to_leader_offset"
-       THEN ReadsBatch(b, p, l, SubSeq(mine, 1, Min({div[2], Len(mine)})), Min({fl, div[2]}), TRUE)
        ELSE Truncates(b, p, TruncationOffset(b, p, div))
 
 \* Replica b fetches from the leader its metadata names, in that leader's epoch (the leader answers
@@ -1909,7 +1904,7 @@ LeaderStartsEpoch(b, p) ==
        /\ followerEnd[b][p].leaderEpoch # part.leaderEpoch
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        \* LeaderEpochFileCache.assign: an entry at the log's end replaces one there before
-       /\ epochEntry' = IF Mutant # "no_leader_epoch_entry" /\ (log = <<>> \/ log[Len(log)] # part.leaderEpoch)
+       /\ epochEntry' = IF log = <<>> \/ log[Len(log)] # part.leaderEpoch
                         THEN [epochEntry EXCEPT ![b][p] = part.leaderEpoch] ELSE epochEntry
        /\ highWatermark' = [highWatermark EXCEPT ![b][p] = NewHw(old, target)]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, log, old, target)]

@@ -133,7 +133,7 @@ def test_failover_config_holds_every_invariant_with_its_figures():
         "ControllerFencesSilentBroker", "ControllerHandlesAssignment", "ControllerHandlesAlterReplicaState",
         "AdminElectsDesignatedLeader",
         "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion",
-            "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "AdminCordonsDir", "NetworkLosesMessage", "BrokerLoadsMetadata", "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
+            "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "AdminCordonsDir", "NetworkLosesMessage", "BrokerLoadsMetadata", "LeaderStartsEpoch", "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
         "ToolAsksReplicaLogInfo", "ToolElectsLeader"]
     assert (result.coverage["ControllerFailsOver"]["distinct"], result.coverage["ControllerCommits"]["distinct"]) == (

@@ -99,7 +99,7 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 47
+    assert len(model.actions) == len(set(model.actions)) == 48
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
@@ -112,6 +112,7 @@ def test_model_declares_its_parts():
         "DesignatedElectionSafe", "BrokerEpochOnlyForNewIncarnation", "CleanLeaderFromIsrOrElr",
         "IsrJoinsFromCurrentIncarnation", "IsrJoinsOnlyUnfenced", "ElrLeftOnlyForCause", "RecoveryToolKeepsCommitted",
         "LeaderEpochBumpedOnIsrShrink", "PlacementHonoursReportedCordons", "NewReplicasAvoidCordonedDirs",
+        "FetchExposesOnlyLeaderRecords", "FetchAppendsOnlyToLeaderPrefix",
     }
     assert len(model.mutants) >= 10
 
@@ -143,7 +144,7 @@ def test_ci_config_all_invariants_hold_exact_count():
         "BrokerRefreshesRegistration", "BrokerLosesPower", "BrokerBeginsShutdown", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
         "ControllerFencesSilentBroker", "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion",
             "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "AdminCordonsDir", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
-        "BrokerLoadsMetadata", "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
+        "BrokerLoadsMetadata", "LeaderStartsEpoch", "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
         "ToolAsksReplicaLogInfo", "ToolElectsLeader"]
 
@@ -168,6 +169,7 @@ COUNTS = {
     "livefencing": (51629, 48),
     "isrshrink": (7268, 34),
     "dynamicconfig": (12034, 35),
+    "fetch": (227175, 48),
 }
 
 
@@ -235,6 +237,8 @@ CAUGHT = {
     "unclean_config_read_statically": ("uncleantoggle", "UpdatesOnlyOfflinePartitions", 17),
     "cordons_only_of_online_dirs": ("cordons", "RegistrationHoldsReportedCordons", 11),
     "log_dirs_ignore_cordons": ("cordons", "NewReplicasAvoidCordonedDirs", 13),
+    "high_watermark_before_truncation": ("fetch", "FetchExposesOnlyLeaderRecords", 26),
+    "diverging_epoch_ignored": ("fetch", "FetchExposesOnlyLeaderRecords", 26),
 }
 
 
