@@ -309,7 +309,6 @@ class DataPlaneActions:
         part = self.leading(s, b, p)
         if part is None or self.alter_partition_pending(s, b, p):
             return None
-        view = self.broker_view(s, b)
         state = self.follower_state(s, b, p, part)
         end = state[2][r]
         if r in part[ISR]:

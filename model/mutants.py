@@ -123,20 +123,6 @@ CAUGHT_AT = {
     "unclean_shutdown_kept_in_elr": "elr44",
     "unclean_not_recovering": "unclean",
     "power_loss_reported_clean": "powerloss",
-    "isr_join_below_epoch_start": "a leader takes a follower into the ISR once it holds the leader's high watermark, "
-    "whether or not it holds everything up to where the leader's epoch began (KAFKA-7128 missing): a new leader's "
-    "high watermark lags, so a follower short of records the old leader acknowledged joins, and may be elected",
-    "no_leader_epoch_entry": "a new leader assigns no entry for its epoch in its leader-epoch cache until it appends a "
-    "record (KAFKA-7415 missing): a follower holding records of a later epoch than any the leader has gets "
-    "OFFSET_OUT_OF_RANGE, and truncates to the leader's log end offset without an epoch check",
-    "truncate_to_leader_offset": "a follower truncates once, to the end offset the leader gives for its last epoch, "
-    "without looking that epoch up in its own leader-epoch cache, and fetches on from there (KIP-101 before "
-    "KIP-279: KAFKA-6361): after leaders failed over fast, records of two epochs diverge below that offset",
-    "diverging_epoch_ignored": "a follower takes a fetch response with a diverging epoch for an empty one: it takes "
-    "the leader's high watermark and never truncates (KAFKA-10554 missing: truncation on the fetch response)",
-    "high_watermark_before_truncation": "a follower takes the leader's high watermark from a fetch response that "
-    "carries a diverging epoch before it truncates (KAFKA-14704 missing): for a moment its high watermark covers "
-    "records that diverge from the leader's log",
     "no_leader_epoch_bump_on_isr_shrink": "isrshrink",
     "min_isr_change_keeps_elr": "dynamicconfig",
     "unclean_config_read_statically": "uncleantoggle",
