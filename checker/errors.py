@@ -16,8 +16,9 @@ EXIT_BAD_INPUT = 2
 EXIT_MODEL_FAILED = 1
 
 
-#: Longest error line, in characters: a message quoting what the user gave stays readable.
-MAX_ERROR_LENGTH = 1000
+#: Longest error line, in characters: a message quoting what the user gave stays readable, and
+#: one naming every mutant the model knows (an unknown mutant's) fits whole.
+MAX_ERROR_LENGTH = 2000
 
 
 class UsageError(Exception):

@@ -173,6 +173,10 @@ NOT_AT_MUTANT_STEP = {
     "unfence_before_assigned": "the mutant is Kafka's own behaviour (finding 2): the trace conforms",
     "log_dirs_ignore_cordons": "a broker-side bug (KAFKA-19774): Kafka's controller takes the AssignReplicasToDirs "
                                "that names the cordoned directory, as the model does: the trace conforms",
+    "high_watermark_before_truncation": "a broker-side bug (KAFKA-14704): its step is a follower's fetch, which Kafka's "
+                                        "controller does not see: the trace conforms",
+    "diverging_epoch_ignored": "a broker-side bug (KAFKA-10554 missing): its step is a follower's fetch: the trace "
+                               "conforms",
     "power_loss_reported_clean": "a broker-side bug (KAFKA-15582): given the previousBrokerEpoch the broker sends, "
                                  "Kafka's controller takes its registration as a clean shutdown and keeps it eligible, "
                                  "as the model does: the trace conforms",
