@@ -192,7 +192,7 @@ def test_every_config_has_a_recorded_count():
 
 
 #: searches of over 20 s here, left to CI (`make test`'s 15 minutes; bench/README.md)
-SLOW_SEARCHES = {"fetch", "power_loss_reported_clean", "clean_shutdown_undetected"}
+SLOW_SEARCHES = {"fetch", "power_loss_reported_clean", "clean_shutdown_undetected", "unclean_shutdown_kept_in_elr"}
 
 
 def slow_if_long(names):

@@ -1,8 +1,11 @@
-"""The Spark engine on the Kafka model: ci.toml and every mutant, against the local engine.
+"""The Spark engine on the Kafka model: ci.toml and the mutants, against the local engine.
 
 Each mutant is checked at the smallest config that catches it (tests/test_kafka_model.py's
 table), as the Kafka tests check it; each check both with a job per level and with narrow
-levels run several in one task.
+levels run several in one task.  The mutants whose search visits over 100,000 states are left
+out: the engine's figures at that size are ci.toml's (141,597 states, both ways), and they took
+CI minutes each (power_loss_reported_clean 133 and 85 s the two ways, cordons_only_of_online_dirs
+60 and 51 s).
 """
 
 from __future__ import annotations
@@ -48,12 +51,21 @@ def test_ci_config_same_figures(levels):
     assert spark.verdict == "ok" and spark.distinct_states == 141597 and spark.depth == 48
 
 
+#: The mutants whose search to the violation visits over 100,000 states (the local engine's
+#: figures, bench/README.md); the largest checked are the fetch mutants' 45,017.
+LARGE = {"power_loss_reported_clean": 442_223, "clean_shutdown_undetected": 320_202,
+         "cordons_only_of_online_dirs": 246_373, "unclean_shutdown_kept_in_elr": 238_226,
+         "log_dirs_ignore_cordons": 150_483}
+SPARK_CHECKED = sorted(set(CAUGHT) - set(LARGE))
+
+
 def test_every_mutant_is_covered():
     # the liveness mutants: the Spark engine checks no temporal property
     assert set(CAUGHT) == set(MUTANTS) - set(LIVENESS_MUTANTS)
+    assert set(LARGE) <= set(CAUGHT) and len(SPARK_CHECKED) == len(CAUGHT) - 5
 
 
-@pytest.mark.parametrize("mutant", sorted(CAUGHT))
+@pytest.mark.parametrize("mutant", SPARK_CHECKED)
 def test_mutant_same_verdict_and_trace_lengths(levels, mutant):
     name, invariant, length = CAUGHT[mutant]
     _, spark = both(name, mutant=mutant)
