@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from kraftcheck.conform.harness import Harness, maven_classpath
 from kraftcheck.conform.run import Source, _needs_a_later_kafka, conform_all, load_sources
 from kraftcheck.model import make_model
 from tests.test_kafka_model import CAUGHT, config
-from tests.trace_helpers import mutant_params
+from tests.trace_helpers import mutant_params, mutant_search
 
 REPO = Path(__file__).resolve().parent.parent
 FINDINGS = REPO / "spec" / "findings"
@@ -185,13 +184,19 @@ NOT_AT_MUTANT_STEP = {
 KAFKA_19522 = "elect_unacceptable_last_leader"
 
 
-def mutant_run(mutant: str):
+def mutant_run(mutant: str, tmp_path_factory):
+    """The mutant's counterexample at its config, and the step where it leaves the correct
+    model (None if it never does); searched once for both releases' harnesses."""
+    name, _, _ = CAUGHT[mutant]
+    start, steps, mutant_step = _mutant_trace(mutant, tmp_path_factory)
+    return Source(mutant, make_model(dict(config(name), mutant=mutant)), start, steps), mutant_step
+
+
+def _mutant_trace(mutant: str, tmp_path_factory):
     name, invariant, _ = CAUGHT[mutant]
-    mutated, correct = make_model(dict(config(name), mutant=mutant)), make_model(config(name))
-    # a config that goes on past its own findings (`continue`) holds the mutant's violation past them
-    keep_going = tomllib.loads((REPO / "spec" / "configs" / f"{name}.toml").read_text())["check"].get("continue", False)
-    result = explore(mutated, check_deadlock=False, stop_on_violation=not keep_going)
-    trace = next(v for v in result.violations if v.name == invariant).trace
+    correct = make_model(config(name))
+    _, violations = mutant_search(tmp_path_factory, mutant)
+    trace = next(t for v, _, t in violations if v == invariant)
     start, steps = trace[0][1], list(trace[1:])
     mutant_step, pre = None, start
     for number, (action, post) in enumerate(steps, 1):
@@ -199,12 +204,12 @@ def mutant_run(mutant: str):
             mutant_step = number
             break
         pre = post
-    return Source(mutant, mutated, start, steps), mutant_step
+    return start, steps, mutant_step
 
 
 @pytest.mark.parametrize("mutant", mutant_params(CAUGHT))
-def test_mutant_trace_diverges_at_the_mutant_step(harness, mutant):
-    source, mutant_step = mutant_run(mutant)
+def test_mutant_trace_diverges_at_the_mutant_step(harness, mutant, tmp_path_factory):
+    source, mutant_step = mutant_run(mutant, tmp_path_factory)
     if source.model.settings.cordons and harness.kafka_version == "4.0.0":
         # 4.0.0's controller has no cordoned directories: conform refuses the run
         assert _needs_a_later_kafka([source], "4.0.0") == mutant

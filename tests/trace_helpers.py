@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
 import functools
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -23,6 +25,43 @@ def mutant_config(mutant: str) -> str:
     if mutant in LIVENESS_MUTANTS:  # the configs with the progress properties
         return CAUGHT_AT[mutant]
     return CAUGHT[mutant][0] if mutant in CAUGHT else "ci"
+
+
+def shared_by_workers(tmp_path_factory, key: str, compute):
+    """``compute()``, once in a test run: pytest-xdist's workers share its result through a file
+    in the run's temporary directory, the first to ask computing it while the others wait.  For
+    searches of a minute that tests on several workers ask for (a mutant's trace, conformed to
+    each Kafka release)."""
+    base = tmp_path_factory.getbasetemp()
+    # a worker's directory is popen-gwN inside the run's; without workers the run's is its own
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with open(root / f"shared-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        path = root / f"shared-{key}.pickle"
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        value = compute()
+        path.write_bytes(pickle.dumps(value))
+        return value
+
+
+def mutant_search(tmp_path_factory, mutant: str) -> tuple[str, list[tuple[str, int, list]]]:
+    """The search of ``mutant`` at the config that catches it (tests/test_kafka_model.py's table),
+    once in a test run: its verdict and each violation's (name, length, trace).  A config that
+    goes on past its own findings (``continue``) goes on past the mutant's first too."""
+    def search():
+        import tomllib
+
+        from kraftcheck.checker.bfs import explore
+        from kraftcheck.model import make_model
+        from tests.test_kafka_model import CAUGHT, config
+
+        name = CAUGHT[mutant][0]
+        keep_going = tomllib.loads((CONFIGS / f"{name}.toml").read_text())["check"].get("continue", False)
+        result = explore(make_model(dict(config(name), mutant=mutant)), check_deadlock=False,
+                         stop_on_violation=not keep_going)
+        return result.verdict, [(v.name, v.length, list(v.trace)) for v in result.violations]
+    return shared_by_workers(tmp_path_factory, f"mutant-{mutant}", search)
 
 
 def kraftcheck(*args, cwd=REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
