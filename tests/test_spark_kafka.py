@@ -51,18 +51,19 @@ def test_ci_config_same_figures(levels):
     assert spark.verdict == "ok" and spark.distinct_states == 141597 and spark.depth == 48
 
 
-#: The mutants whose search to the violation visits over 100,000 states (the local engine's
-#: figures, bench/README.md); the largest checked are the fetch mutants' 45,017.
-LARGE = {"power_loss_reported_clean": 442_223, "clean_shutdown_undetected": 320_202,
-         "cordons_only_of_online_dirs": 246_373, "unclean_shutdown_kept_in_elr": 238_226,
-         "log_dirs_ignore_cordons": 150_483}
-SPARK_CHECKED = sorted(set(CAUGHT) - set(LARGE))
+#: The mutants whose search to the violation visits over 100,000 states.  Measured once with the
+#: local engine, not held by a test: 442,223, 320,202, 246,373, 238,226 and 150,483 states in this
+#: order; the largest left in are the fetch mutants' 45,017 (tests/test_fetch.py holds those).
+LARGE = {"power_loss_reported_clean", "clean_shutdown_undetected", "cordons_only_of_online_dirs",
+         "unclean_shutdown_kept_in_elr", "log_dirs_ignore_cordons"}
+SPARK_CHECKED = sorted(set(CAUGHT) - LARGE)
 
 
 def test_every_mutant_is_covered():
     # the liveness mutants: the Spark engine checks no temporal property
     assert set(CAUGHT) == set(MUTANTS) - set(LIVENESS_MUTANTS)
-    assert set(LARGE) <= set(CAUGHT) and len(SPARK_CHECKED) == len(CAUGHT) - 5
+    # each name left out is a mutant's (a misspelt one would leave nothing out)
+    assert LARGE <= set(CAUGHT)
 
 
 @pytest.mark.parametrize("mutant", SPARK_CHECKED)
