@@ -202,6 +202,13 @@ class DataPlaneActions:
             if epoch < last_fetched or end < fetch_offset:
                 # a diverging epoch: the leader neither reads nor records the follower's position
                 # (KAFKA-13141), and the follower truncates and fetches again
+                if self.mutant == "single_truncation":
+                    # KIP-101's one truncation: to the lesser of the leader's end offset and its
+                    # own, no epoch compared, then a fetch from there
+                    offset = min(end, fetch_offset)
+                    if offset < fetch_offset:
+                        return self._truncated(s, b, p, offset)
+                    return self._reads_batch(s, b, p, leader, served)
                 hw = min(s[HIGH_WATERMARK][leader][p], fetch_offset)
                 exposed = self._with(s, highWatermark=except_at(s[HIGH_WATERMARK], b, except_at(s[HIGH_WATERMARK][b], p, hw)))
                 if self.mutant == "diverging_epoch_ignored":
@@ -283,7 +290,7 @@ class DataPlaneActions:
         log = s[REPLICA_LOG][b][p]
         state = (epoch, len(log), (-1,) * len(self.brokers), (-1,) * len(self.brokers))
         n = s
-        if not log or log[-1] != epoch:
+        if (not log or log[-1] != epoch) and self.mutant != "new_epoch_not_cached":
             # LeaderEpochFileCache.assign: an entry at the log's end replaces one there before
             n = self._with(n, epochEntry=except_at(n[EPOCH_ENTRY], b, except_at(n[EPOCH_ENTRY][b], p, epoch)))
         # makeLeader ends with maybeIncrementLeaderHW: alone in its ISR, it commits what it holds

@@ -84,6 +84,14 @@ MUTANTS = {
     "high_watermark_before_truncation": "a follower takes the leader's high watermark from a fetch response that "
     "carries a diverging epoch before it truncates (KAFKA-14704 missing): for a moment its high watermark covers "
     "records that diverge from the leader's log",
+    "single_truncation": "a follower told that its log diverges truncates once, to the lesser of the leader's end "
+    "offset for its last fetched epoch and its own log end offset, the epochs not compared, and fetches from there "
+    "(KAFKA-6361: KIP-101 before KIP-279): a follower holding a record of an epoch its leader never had, at an offset "
+    "the leader holds, keeps it",
+    "new_epoch_not_cached": "a new leader does not assign its epoch in its leader-epoch cache before it has a record "
+    "of it (KAFKA-7415 missing): a follower whose last record is of a later epoch than any record the leader holds, "
+    "and whose log is no shorter, is answered OFFSET_OUT_OF_RANGE and never truncates (liveness only: "
+    "DivergedFollowerTruncates)",
     "no_leader_epoch_bump_on_isr_shrink": "below metadata version 3.6-IV0, an ISR shrink keeps the leader epoch, "
     "which the brokers' replica manager of those versions needs bumped (KAFKA-15021)",
 }
@@ -91,7 +99,8 @@ MUTANTS = {
 
 #: The mutants that break only progress properties: the liveness phase catches them (with the model
 #: setting ``progress``), the search for invariant violations and simulation do not.
-LIVENESS_MUTANTS = ("assignment_not_retried", "unclean_election_not_retried", "failover_without_sessions")
+LIVENESS_MUTANTS = ("assignment_not_retried", "unclean_election_not_retried", "failover_without_sessions",
+                    "new_epoch_not_cached")
 
 #: The shipped config (spec/configs/NAME.toml) that catches each mutant first, as spec/README.md's
 #: mutant table says; ``kraftcheck list`` shows it and tests/test_mutants.py holds it to the table.
@@ -130,8 +139,10 @@ CAUGHT_AT = {
     "cordons_only_of_online_dirs": "cordons",
     "high_watermark_before_truncation": "fetch",
     "diverging_epoch_ignored": "fetch",
+    "single_truncation": "fetchprogress",
     "log_dirs_ignore_cordons": "cordons",
     "assignment_not_retried": "lossyprogress",
     "unclean_election_not_retried": "uncleanprogress",
     "failover_without_sessions": "failoverprogress",
+    "new_epoch_not_cached": "fetchprogress",
 }

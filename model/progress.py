@@ -33,9 +33,11 @@ from __future__ import annotations
 
 from kraftcheck.checker.temporal import for_each, leads_to, strong_fairness, weak_fairness
 
+from .data import agreement
 from .network import DELIVERY_ACTION
 from .state import (
-    DIR_STATE, ELR, FAILED, FENCED, HEALTHY, ISR, LEADER, LOGS, NONE, NO_LEADER, PARTITION, QUEUED, RUNNING, STATUS,
+    DIR_STATE, ELR, FAILED, FENCED, HEALTHY, ISR, LEADER, LEADER_EPOCH, LOGS, NONE, NO_LEADER, PARTITION, QUEUED,
+    REPLICA_LOG, RUNNING, STATUS,
 )
 
 #: The broker's and the controller's duties: (action, fairness), each condition per parameter, or,
@@ -63,6 +65,15 @@ PROGRESS_FAIRNESS = (
     ("ControllerCommits", weak_fairness),
 )
 
+#: With Kafka's fetch protocol (fetch = "batch"), a leader's replica manager applies the metadata
+#: that makes it leader, and a follower's fetcher thread keeps fetching while its metadata names a
+#: leader that answers: both weakly fair per broker and partition.  Without it a fetch is one step
+#: that leaves no divergence behind, and neither is needed.
+FETCH_FAIRNESS = (
+    ("LeaderStartsEpoch", weak_fairness),
+    ("FollowerFetches", weak_fairness),
+)
+
 
 def message_broker(action) -> int:
     """The broker a delivery action's message is from or to."""
@@ -88,7 +99,7 @@ class Progress:
 
     def progress_properties(self) -> dict:
         pairs = tuple((b, p) for b in self.brokers for p in self.partitions)
-        return {
+        properties = {
             "FailedDirLeadershipsMove": lasts_not(self.LeadsFromFailedDir, "LeadsFromFailedDir", self.partitions),
             "RunningBrokerUnfenced": lasts_not(self.RunningButFenced, "RunningButFenced", self.brokers),
             "AssignmentSettled": lasts_not(self.AssignmentPending, "AssignmentPending", pairs),
@@ -97,10 +108,14 @@ class Progress:
             "ReportedFailureSettled": lasts_not(self.FailureUnacknowledged, "FailureUnacknowledged", self.brokers),
             "DeadBrokerFenced": lasts_not(self.DeadButUnfenced, "DeadButUnfenced", self.brokers),
         }
+        if self.batch_fetches:
+            properties["DivergedFollowerTruncates"] = lasts_not(self.FollowerDiverged, "FollowerDiverged", pairs)
+        return properties
 
     def progress_fairness(self) -> list:
+        duties = PROGRESS_FAIRNESS + (FETCH_FAIRNESS if self.batch_fetches else ())
         return [fair(action, per=message_broker) if action in DELIVERY_ACTION.values() else fair(action, per_parameter=True)
-                for action, fair in PROGRESS_FAIRNESS]
+                for action, fair in duties]
 
     def FailedDirLeadershipsMove(self):
         """A running broker that leads partition p from a failed directory (its log only on
@@ -127,6 +142,12 @@ class Progress:
         """A registered incarnation that the controller holds unfenced but that no longer runs (it
         crashed, or shut down) is eventually fenced, or a new incarnation registers: its heartbeat
         session expires, also when it died as another controller took over (KAFKA-18138)."""
+
+    def DivergedFollowerTruncates(self):
+        """With Kafka's fetch protocol, a follower that can fetch from the leader its metadata names,
+        in that leader's epoch, and whose log is not a prefix of the leader's, eventually truncates
+        until it is (KIP-279; a new leader's cache entry for its epoch, KAFKA-7415), or stops
+        following that leader."""
 
     # The stuck situations, one per property.
     def LeadsFromFailedDir(self, s, p) -> bool:
@@ -161,3 +182,14 @@ class Progress:
 
     def FailureUnacknowledged(self, s, b) -> bool:
         return s[STATUS][b] == RUNNING and FAILED in s[DIR_STATE][b]
+
+    def FollowerDiverged(self, s, bp) -> bool:
+        b, p = bp
+        part = self.broker_view(s, b)[PARTITION][p]
+        if part is None or part[LEADER] in (NO_LEADER, b) or not self.fetching_from(s, b, p, part[LEADER], part[LEADER_EPOCH]):
+            return False
+        served = self.leading(s, part[LEADER], p)
+        if served is None or served[LEADER_EPOCH] != part[LEADER_EPOCH]:
+            return False
+        mine = s[REPLICA_LOG][b][p]
+        return agreement(mine, s[REPLICA_LOG][part[LEADER]][p]) < len(mine)

@@ -1864,6 +1864,10 @@ FetchesBatch(b, p, l) ==
        ELSE IF div[1] = -1 \/ div[2] = -1 THEN Len(theirs) < Len(mine) /\ Truncates(b, p, Len(theirs))
        ELSE IF div[1] >= lastFetched /\ div[2] >= Len(mine) THEN ReadsBatch(b, p, l)
        \* taken for an empty answer: the high watermark, and no truncation
+       \* KIP-101's one truncation, to the lesser of the two end offsets, no epoch compared, then a read
+       ELSE IF Mutant = "single_truncation"
+       THEN IF Min({div[2], Len(mine)}) < Len(mine) THEN Truncates(b, p, Min({div[2], Len(mine)}))
+            ELSE ReadsBatch(b, p, l)
        ELSE IF Mutant = "diverging_epoch_ignored" THEN ExposesHighWatermark(b, p, hw)
        \* processPartitionData before truncateOnFetchResponse: the high watermark first
        ELSE IF Mutant = "high_watermark_before_truncation" /\ hw # highWatermark[b][p]
@@ -1904,7 +1908,7 @@ LeaderStartsEpoch(b, p) ==
        /\ followerEnd[b][p].leaderEpoch # part.leaderEpoch
        /\ followerEnd' = [followerEnd EXCEPT ![b][p] = st]
        \* LeaderEpochFileCache.assign: an entry at the log's end replaces one there before
-       /\ epochEntry' = IF log = <<>> \/ log[Len(log)] # part.leaderEpoch
+       /\ epochEntry' = IF (log = <<>> \/ log[Len(log)] # part.leaderEpoch) /\ Mutant # "new_epoch_not_cached"
                         THEN [epochEntry EXCEPT ![b][p] = part.leaderEpoch] ELSE epochEntry
        /\ highWatermark' = [highWatermark EXCEPT ![b][p] = NewHw(old, target)]
        /\ acked' = [acked EXCEPT ![p] = @ \cup NewlyAcked(b, part, log, old, target)]
@@ -2168,6 +2172,10 @@ ProgressFairness ==
         /\ WF_vars(DeliveryFor(b, BrokerReceivesAlterPartitionResponse))
     /\ SF_vars(ControllerElectsUncleanLeaders)
     /\ WF_vars(ControllerCommits)
+    \* Kafka's fetch protocol: the leader's replica manager applies the metadata that makes it
+    \* leader, and the follower's fetcher thread keeps fetching
+    /\ BatchFetches => \A b \in Brokers, p \in Partitions :
+                         WF_vars(LeaderStartsEpoch(b, p)) /\ WF_vars(FollowerFetches(b, p))
 
 FairSpec == Spec /\ ProgressFairness
 
@@ -2543,6 +2551,16 @@ LeaderlessWithCandidate(p) ==
 FailureUnacknowledged(b) == brokerStatus[b] = "RUNNING" /\ \E i \in Slots : dirState[b][i] = "FAILED"
 \* A registered incarnation the controller holds unfenced that no longer runs.
 DeadButUnfenced(b) == Registered(b) /\ ~fenced[b] /\ ~Alive(b)
+\* Fetch = "batch": follower b can fetch p from the leader its metadata names, in that leader's
+\* epoch, and its log is not a prefix of the leader's.
+FollowerDiverged(b, p) ==
+    /\ b \in ReplicaSet(p)
+    /\ ReplicaReadable(b, p)
+    /\ Follows(b, p)
+    /\ LET l == BrokerView(b).partition[p].leader
+       IN /\ Leads(l, p)
+          /\ BrokerView(l).partition[p].leaderEpoch = BrokerView(b).partition[p].leaderEpoch
+          /\ Agreement(replicaLog[b][p], replicaLog[l][p]) < Len(replicaLog[b][p])
 
 FailedDirLeadershipsMove == \A p \in Partitions : LeadsFromFailedDir(p) ~> ~LeadsFromFailedDir(p)
 RunningBrokerUnfenced == \A b \in Brokers : RunningButFenced(b) ~> ~RunningButFenced(b)
@@ -2550,5 +2568,6 @@ AssignmentSettled == \A b \in Brokers, p \in Partitions : AssignmentPending(b, p
 LeaderlessPartitionElected == \A p \in Partitions : LeaderlessWithCandidate(p) ~> ~LeaderlessWithCandidate(p)
 ReportedFailureSettled == \A b \in Brokers : FailureUnacknowledged(b) ~> ~FailureUnacknowledged(b)
 DeadBrokerFenced == \A b \in Brokers : DeadButUnfenced(b) ~> ~DeadButUnfenced(b)
+DivergedFollowerTruncates == \A b \in Brokers, p \in Partitions : FollowerDiverged(b, p) ~> ~FollowerDiverged(b, p)
 
 =============================================================================

@@ -141,7 +141,7 @@ def test_the_heartbeat_that_unfences_a_broker_does_not_count_towards_a_controlle
 ])
 def test_the_mutants_at_the_shipped_config(mutant, violated, tmp_path_factory):
     # the search tests/test_kafka_model.py and tests/test_conform.py make too, made once a run
-    _, violations = mutant_search(tmp_path_factory, mutant)
+    _, violations, _ = mutant_search(tmp_path_factory, mutant)
     assert [(name, length) for name, length, _ in violations] == violated
 
 
@@ -150,7 +150,7 @@ def test_an_unclean_shutdown_taken_as_clean_elects_a_replaced_disk(tmp_path_fact
     replica, and is elected without the committed record (elr44.toml), by an election that
     declares no loss (LossesDeclared)."""
     # elr44.toml goes on past its own findings: the search tests/test_kafka_model.py makes too
-    _, violations = mutant_search(tmp_path_factory, "unclean_shutdown_kept_in_elr")
+    _, violations, _ = mutant_search(tmp_path_factory, "unclean_shutdown_kept_in_elr")
     assert [(name, length) for name, length, _ in violations] == [
         ("IsrOnOnlineDirs", 24), ("ElectedWhenPossible", 22), ("CommittedRecordsSurvive", 30),
         ("IsrHoldsCommittedRecords", 30), ("LossesDeclared", 30)]

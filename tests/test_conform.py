@@ -176,6 +176,8 @@ NOT_AT_MUTANT_STEP = {
                                         "controller does not see: the trace conforms",
     "diverging_epoch_ignored": "a broker-side bug (KAFKA-10554 missing): its step is a follower's fetch: the trace "
                                "conforms",
+    "single_truncation": "a broker-side bug (KAFKA-6361): its step is a follower's fetch; the preferred election "
+                         "before it is Kafka's controller's own: the trace conforms",
     "power_loss_reported_clean": "a broker-side bug (KAFKA-15582): given the previousBrokerEpoch the broker sends, "
                                  "Kafka's controller takes its registration as a clean shutdown and keeps it eligible, "
                                  "as the model does: the trace conforms",
@@ -195,7 +197,7 @@ def mutant_run(mutant: str, tmp_path_factory):
 def _mutant_trace(mutant: str, tmp_path_factory):
     name, invariant, _ = CAUGHT[mutant]
     correct = make_model(config(name))
-    _, violations = mutant_search(tmp_path_factory, mutant)
+    _, violations, _ = mutant_search(tmp_path_factory, mutant)
     trace = next(t for v, _, t in violations if v == invariant)
     start, steps = trace[0][1], list(trace[1:])
     mutant_step, pre = None, start

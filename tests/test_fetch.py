@@ -1,6 +1,8 @@
 """Kafka's fetch protocol (model setting fetch = "batch"): the leader-epoch cache's lookups, the
-truncation rounds of KIP-279, the entry a new leader assigns before it has a record, and the two
-mutants that let a follower's high watermark pass records its leader lacks."""
+truncation rounds of KIP-279, the entry a new leader assigns before it has a record, and the three
+mutants that let a follower's high watermark pass records its leader lacks.  fetch.toml's whole
+search: tests/test_kafka_model.py; fetchprogress.toml's, and KAFKA-7415's mutant (liveness only):
+tests/test_progress.py."""
 
 from __future__ import annotations
 
@@ -48,15 +50,6 @@ def test_fetch_needs_records_and_a_known_value():
         parse_settings({"fetch": "partial", "records": 1})
     assert str(raised.value) == "model setting 'fetch' must be one of whole_log, batch, not 'partial'"
     assert parse_settings({"fetch": "batch", "records": 1}).fetch == "batch"
-
-
-@pytest.mark.slow
-def test_the_fetch_config_keeps_every_invariant():
-    model = make_model(config("fetch"))
-    result = explore(model, check_deadlock=False)
-    assert result.verdict == "ok"
-    assert (result.distinct_states, result.generated_states, result.depth) == (227175, 683950, 48)
-    assert result.coverage["LeaderStartsEpoch"]["distinct"] > 0
 
 
 def test_whole_log_fetches_keep_their_state_space():
@@ -214,4 +207,49 @@ def test_each_fetch_mutant_exposes_a_diverging_record(mutant, states):
     assert (before[HIGH_WATERMARK][0][0], after[HIGH_WATERMARK][0][0]) == (0, 1)
     # the correct model's fetch there truncates instead, and leaves the high watermark alone
     correct = make_model(config("fetch")).FollowerFetches(before, 0, 0)
+    assert (correct[REPLICA_LOG][0][0], correct[HIGH_WATERMARK][0][0]) == ((), 0)
+
+
+#: KAFKA-6361's run: broker 1 leads epoch 0 and takes a record broker 0 has not fetched; a
+#: preferred election gives the lead to broker 0, still in the ISR, which takes its own record at
+#: offset 0 in epoch 1 and crashes; broker 1 leads epoch 2, and broker 0 comes back and fetches.
+KEPT = [
+    "BrokerStarts(b0)", "BrokerSendsRegistration(b0)", "BrokerStarts(b1)",
+    "ControllerHandlesRegistration(Register(b0, incarnation 1, dirs ['dir-0']))",
+    "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 1, epoch 1))",
+    "BrokerSendsRegistration(b1)", "ControllerHandlesRegistration(Register(b1, incarnation 1, dirs ['dir-1']))",
+    "BrokerReceivesRegistrationResponse(RegisterResponse(b1, incarnation 1, epoch 1))",
+    "BrokerSendsHeartbeat(b1)", "ControllerHandlesHeartbeat(Heartbeat(b1, epoch 1, offline []))",
+    "BrokerSendsHeartbeat(b0)", "ControllerCreatesPartition(p0)", "BrokerConsumesMetadata(b0, p0)",
+    "BrokerConsumesMetadata(b1, p0)", "ControllerHandlesHeartbeat(Heartbeat(b0, epoch 1, offline []))",
+    "LeaderStartsEpoch(b1, p0)", "FollowerFetches(b0, p0)",
+    "ControllerHandlesAlterPartition(AlterPartition(b1, epoch 1, p0, leader epoch 0, partition epoch 0, "
+    "isr [b0 epoch 1, b1 epoch 1]))",
+    "BrokerReceivesAlterPartitionResponse(AlterPartitionResponse(b1, epoch 1, p0, leader epoch 0, isr [0, 1], NONE))",
+    "LeaderAppendsRecord(b1, p0)", "AdminElectsPreferredLeader(p0)", "LeaderStartsEpoch(b0, p0)",
+    "LeaderAppendsRecord(b0, p0)", "BrokerCrashes(b0)", "BrokerStarts(b0)", "BrokerSendsRegistration(b0)",
+    "ControllerHandlesRegistrationAfterSessionTimeout(Register(b0, incarnation 2, dirs ['dir-0']))",
+    "BrokerReceivesRegistrationResponse(RegisterResponse(b0, incarnation 2, epoch 2))",
+    "LeaderStartsEpoch(b1, p0)", "FollowerFetches(b0, p0)",
+]
+
+
+@pytest.mark.slow  # a search of 141,690 states, shared with tests/test_kafka_model.py's
+def test_a_single_truncation_keeps_a_record_its_leader_never_had(tmp_path_factory):
+    """KAFKA-6361: the leader answers broker 0's epoch 1 with its epoch 0, ending at offset 1;
+    truncating once to the lesser of that and its own end, 1, keeps broker 0's record of epoch 1
+    at offset 0, and the fetch from offset 1 gives it the leader's high watermark, 1, over it."""
+    from tests.trace_helpers import mutant_search
+
+    verdict, violations, states = mutant_search(tmp_path_factory, "single_truncation")
+    assert (verdict, states) == ("violation", 141690)
+    name, length, trace = violations[0]
+    assert (name, length) == ("FetchExposesOnlyLeaderRecords", 31)
+    model = make_model(dict(config("fetchprogress"), mutant="single_truncation"))
+    assert labels(model, trace) == KEPT
+    before, after = trace[-2][1], trace[-1][1]
+    assert (after[REPLICA_LOG][0][0], after[REPLICA_LOG][1][0]) == ((1,), (0,))
+    assert (before[HIGH_WATERMARK][0][0], after[HIGH_WATERMARK][0][0]) == (0, 1)
+    # KIP-279's truncation: broker 0 has no epoch 0 past offset 0, so it truncates to 0 and reads again
+    correct = make_model(config("fetchprogress")).FollowerFetches(before, 0, 0)
     assert (correct[REPLICA_LOG][0][0], correct[HIGH_WATERMARK][0][0]) == ((), 0)

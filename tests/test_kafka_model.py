@@ -179,7 +179,7 @@ def test_every_config_has_a_recorded_count():
     # disklost, finding 7, and elr, findings 8 and 9: tests/test_kafka_findings.py; uncleantopic
     # (findings 3, 5 and 7 with unclean elections): tests/test_kafka_unclean.py; recovery, finding
     # 10: tests/test_kafka_recovery.py; disklost44 and elr40, Kafka releases' rules:
-    # tests/test_kafka_releases.py; lossyprogress, uncleanprogress and failoverprogress, the progress properties:
+    # tests/test_kafka_releases.py; lossyprogress, uncleanprogress, failoverprogress and fetchprogress, the progress properties:
     # tests/test_progress.py; cleanshutdown and elr44, finding 8 with Kafka 4.4.0's rules:
     # tests/test_clean_shutdown.py; unclean, its election's declared loss: tests/test_kafka_unclean.py;
     # powerloss, finding 8 on the way: tests/test_power_loss.py; uncleantoggle, its elections'
@@ -187,12 +187,13 @@ def test_every_config_has_a_recorded_count():
     # tests/test_cordons.py
     assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
                           "unclean", "uncleantopic", "recovery", "disklost44", "elr40", "lossyprogress",
-                          "uncleanprogress", "failoverprogress", "cleanshutdown", "elr44", "powerloss",
+                          "uncleanprogress", "failoverprogress", "fetchprogress", "cleanshutdown", "elr44", "powerloss",
                           "uncleantoggle", "cordons", "cordonrestart"} == set(CONFIGS)
 
 
 #: searches of over 20 s here, left to CI (`make test`'s 15 minutes; bench/README.md)
-SLOW_SEARCHES = {"fetch", "power_loss_reported_clean", "clean_shutdown_undetected", "unclean_shutdown_kept_in_elr"}
+SLOW_SEARCHES = {"fetch", "power_loss_reported_clean", "clean_shutdown_undetected", "unclean_shutdown_kept_in_elr",
+                 "single_truncation"}
 
 
 def slow_if_long(names):
@@ -247,6 +248,7 @@ CAUGHT = {
     "log_dirs_ignore_cordons": ("cordons", "NewReplicasAvoidCordonedDirs", 13),
     "high_watermark_before_truncation": ("fetch", "FetchExposesOnlyLeaderRecords", 26),
     "diverging_epoch_ignored": ("fetch", "FetchExposesOnlyLeaderRecords", 26),
+    "single_truncation": ("fetchprogress", "FetchExposesOnlyLeaderRecords", 31),
 }
 
 
@@ -261,7 +263,7 @@ def test_mutant_is_caught(mutant, tmp_path_factory):
 
     name, invariant, length = CAUGHT[mutant]
     # a config that goes on past its own findings (`continue`) goes on past the mutant's first too
-    verdict, violations = mutant_search(tmp_path_factory, mutant)
+    verdict, violations, _ = mutant_search(tmp_path_factory, mutant)
     assert verdict == "violation"
     found = {v: n for v, n, _ in violations}
     assert invariant in found, found

@@ -113,6 +113,11 @@ def test_the_progress_configs_hold_every_progress_property(config, states, edges
     # KAFKA-18138: broker 0 crashes after its last heartbeat, and the next controller never fences it
     ("failover_without_sessions", "failoverprogress", {"DeadBrokerFenced": (10, 9)},
      ["BrokerCrashes", "ControllerHandlesHeartbeat", "ControllerFailsOver"]),
+    # KAFKA-7415: broker 0, made leader by a preferred election, writes a record at an offset where
+    # broker 1 holds one of an earlier epoch; it crashes, and broker 1 leads again with no entry
+    # for its new epoch in its cache: it cannot place broker 0's epoch, and broker 0 never truncates
+    ("new_epoch_not_cached", "fetchprogress", {"DivergedFollowerTruncates": (36, 31)},
+     ["AdminElectsPreferredLeader", "LeaderAppendsRecord", "BrokerCrashes", "LeaderStartsEpoch"]),
 ])
 @pytest.mark.slow  # two searches and a replay per mutant; make test has them in test_mutants.py's table run
 def test_each_liveness_mutant_is_caught_with_a_lasso_that_replays(mutant, config, violated, lasso, tmp_path):
@@ -128,6 +133,11 @@ def test_each_liveness_mutant_is_caught_with_a_lasso_that_replays(mutant, config
     assert temporal == violated
     safety = {(v["kind"], v["invariant"]) for v in entry["violations"] if v["kind"] != "temporal"}
     assert safety == {(v["kind"], v["invariant"]) for v in plain["violations"]}
+    # without the mutant every progress property holds (fetch = "batch" adds its own)
+    properties = PROPERTIES + (["DivergedFollowerTruncates"] if config == "fetchprogress" else [])
+    assert plain["liveness"]["properties"] == {name: "holds" for name in properties}
+    if config == "fetchprogress":  # the other configs' graphs: test_the_progress_configs_hold_every_progress_property
+        assert (plain["liveness"]["graph_states"], plain["liveness"]["graph_edges"]) == (435_834, 1_286_506)
     for name, (length, loop) in violated.items():
         trace = tmp_path / f"{config},mutant={mutant}_{name}.itf.json"
         replayed = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "trace", "replay", str(trace)],

@@ -153,7 +153,7 @@ class _CheckedMutants(dict):
         names = {trace.name.removesuffix(".itf.json").rsplit("_", 1)[1] for trace in directory.glob("*.itf.json")}
         # 13: step properties, or a liveness mutant's temporal properties, alone
         only_steps = names <= set(make_model({"mutant": mutant}).action_invariants) | set(
-            make_model({"mutant": mutant, "progress": True}).temporal_properties)
+            make_model({"mutant": mutant, "progress": True, "records": 1, "fetch": "batch"}).temporal_properties)
         assert p.returncode == (13 if only_steps else 12), (mutant, p.stdout, p.stderr)  # TLC's codes
         # check leaves the trace and its picture beside it, and says where
         for trace in directory.glob("*.itf.json"):
