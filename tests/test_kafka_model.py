@@ -184,11 +184,12 @@ def test_every_config_has_a_recorded_count():
     # tests/test_clean_shutdown.py; unclean, its election's declared loss: tests/test_kafka_unclean.py;
     # powerloss, finding 8 on the way: tests/test_power_loss.py; uncleantoggle, its elections'
     # declared losses: tests/test_dynamic_configs.py; cordons and cordonrestart (finding 12):
-    # tests/test_cordons.py
+    # tests/test_cordons.py; movescode and designatedcode, the code's reading past its findings:
+    # tests/test_masked_mutants.py
     assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
                           "unclean", "uncleantopic", "recovery", "disklost44", "elr40", "lossyprogress",
                           "uncleanprogress", "failoverprogress", "fetchprogress", "cleanshutdown", "elr44", "powerloss",
-                          "uncleantoggle", "cordons", "cordonrestart"} == set(CONFIGS)
+                          "uncleantoggle", "cordons", "cordonrestart", "movescode", "designatedcode"} == set(CONFIGS)
 
 
 #: searches of over 20 s here, left to CI (`make test`'s 15 minutes; bench/README.md)
