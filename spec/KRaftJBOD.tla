@@ -1863,11 +1863,11 @@ FetchesBatch(b, p, l) ==
     IN IF lastFetched = -1 THEN ReadsBatch(b, p, l)
        ELSE IF div[1] = -1 \/ div[2] = -1 THEN Len(theirs) < Len(mine) /\ Truncates(b, p, Len(theirs))
        ELSE IF div[1] >= lastFetched /\ div[2] >= Len(mine) THEN ReadsBatch(b, p, l)
-       \* taken for an empty answer: the high watermark, and no truncation
        \* KIP-101's one truncation, to the lesser of the two end offsets, no epoch compared, then a read
        ELSE IF Mutant = "single_truncation"
        THEN IF Min({div[2], Len(mine)}) < Len(mine) THEN Truncates(b, p, Min({div[2], Len(mine)}))
             ELSE ReadsBatch(b, p, l)
+       \* taken for an empty answer: the high watermark, and no truncation
        ELSE IF Mutant = "diverging_epoch_ignored" THEN ExposesHighWatermark(b, p, hw)
        \* processPartitionData before truncateOnFetchResponse: the high watermark first
        ELSE IF Mutant = "high_watermark_before_truncation" /\ hw # highWatermark[b][p]
