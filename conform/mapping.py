@@ -48,6 +48,7 @@ CONTROLLER_ACTIONS = {
     "ControllerHandlesAssignment": "assign",
     "ControllerHandlesAlterPartition": "alterPartition",
     "ControllerCreatesPartition": "createPartition",
+    "AdminDeletesTopic": "deleteTopic",
     "AdminElectsUncleanLeader": "electLeaders",
     "ControllerElectsUncleanLeaders": "electUncleanLeaders",
     "AdminUpgradesMetadataVersion": "upgradeMetadataVersion",
@@ -202,6 +203,8 @@ def request_for(model, pre, action, epochs: EpochMap) -> dict | None:
     if op == "createPartition":
         p = params[0]
         return {"op": op, "partition": p, "replicas": list(model.replicas[p])}
+    if op == "deleteTopic":
+        return {"op": op, "partition": params[0]}
     if op == "electLeaders":
         election = "preferred" if name == "AdminElectsPreferredLeader" else "unclean"
         return {"op": op, "partition": params[0], "electionType": election}
@@ -244,7 +247,7 @@ def model_outcome(model, pre, action, post) -> str | None:
     if name == "ControllerHandlesAlterPartition":
         answers = [m for m in sent if m[0] == ALTER_PARTITION_RESPONSE]
         return answers[0][6] if answers else "stale"
-    if name in ("ControllerCreatesPartition", "AdminElectsUncleanLeader", "AdminUpgradesMetadataVersion", "AdminAltersMinIsr",
+    if name in ("ControllerCreatesPartition", "AdminDeletesTopic", "AdminElectsUncleanLeader", "AdminUpgradesMetadataVersion", "AdminAltersMinIsr",
                 "AdminTogglesUncleanElection", "AdminElectsPreferredLeader"):
         return "accepted"  # the model's guard took the request: Kafka must too
     return None
@@ -269,7 +272,7 @@ def kafka_outcome(op: str, response: dict) -> str | None:
         if error == "STALE_BROKER_EPOCH":
             return "stale"
         return part_error if error == "NONE" else error
-    if op in ("createPartition", "electLeaders", "upgradeMetadataVersion", "alterConfig"):
+    if op in ("createPartition", "deleteTopic", "electLeaders", "upgradeMetadataVersion", "alterConfig"):
         worst = error if error != "NONE" else part_error
         return "accepted" if worst == "NONE" else worst
     return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import product
 
 from .state import (
-    ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, BROKER_IMAGE, CLEAN_SHUTDOWNS, CLEAN_SHUTDOWN_EPOCH, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
+    ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, BROKER_IMAGE, DELETED, CLEAN_SHUTDOWNS, CLEAN_SHUTDOWN_EPOCH, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
     ACKED, FAILED_ACKED, FUTURE, HEALTHY, HIGH_WATERMARK, REPLICA_LOG, HEARTBEAT, HEARTBEAT_RESPONSE, INCARNATION, KNOWN_EPOCH, LEADER,
     GIVEN_UP, LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
     REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, WANT_SHUTDOWN, LOST_BY_DISK, LOST_BY_POWER, FLUSHED, bag_add,
@@ -252,9 +252,11 @@ class BrokerActions:
         modeled, only once it has loaded its own registration."""
         view = self.broker_view(s, b)
         part = view[PARTITION][p]
-        if s[STATUS][b] != RUNNING or part is None or b not in self.replicas[p]:
+        if s[STATUS][b] != RUNNING or (s[BROKER_IMAGE] and not self.caught_up(s, b)):
             return None
-        if s[BROKER_IMAGE] and not self.caught_up(s, b):
+        if view[DELETED] and view[DELETED][p]:
+            return self._delete_replica(s, b, p)
+        if part is None or b not in self.replicas[p]:
             return None
         if s[QUEUED][b][p] != NONE:
             return None  # an assignment is pending: the metadata will change again
@@ -316,6 +318,18 @@ class BrokerActions:
         # lets through while directories are offline), in the least-loaded online directory.
         return create_and_queue()
 
+    def _delete_replica(self, s, b, p):
+        """The topic of p is deleted: ReplicaManager.applyDelta stops the replica and deletes its
+        logs (stopPartitions, deleting the future replica's too).  A log on a failed disk cannot
+        be deleted: it stays until the disk is back, and is deleted then (a stray of a topic the
+        metadata no longer has).  A directory assignment the broker queued for p stays queued:
+        nothing tells AssignmentsManager, which drops it when it next sends (Assignment.valid)."""
+        logs = tuple(tuple(x for x in held if x != p) if self.slot_online(s, b, i) else held
+                     for i, held in enumerate(s[LOGS][b]))
+        if logs == s[LOGS][b] and s[FUTURE][b][p] == NONE:
+            return None
+        return self._with(s, logs=except_at(s[LOGS], b, logs), future=except_at(s[FUTURE], b, except_at(s[FUTURE][b], p, NONE)))
+
     def _promote(self, s, b, p):
         """Swap a caught-up future replica in: it becomes the replica, the source is deleted."""
         target = s[FUTURE][b][p]
@@ -332,26 +346,38 @@ class BrokerActions:
         )
 
     def BrokerSendsAssignment(self, s, b, p):
-        """Send the queued AssignReplicasToDirs entry for p (one in flight per partition)."""
+        """AssignmentsManager.maybeSendAssignments: send the queued AssignReplicasToDirs entry for p
+        (one in flight per partition), or drop it unsent if the metadata the broker has loaded no
+        longer has the broker hold a replica of p: the topic deleted, or the partition gone
+        (Assignment.valid; without it, KAFKA-17190)."""
         epoch = s[KNOWN_EPOCH][b]
         directory = s[QUEUED][b][p]
-        if s[STATUS][b] != RUNNING or directory in (NONE, GIVEN_UP) or not self.room(s):
+        if s[STATUS][b] != RUNNING or directory in (NONE, GIVEN_UP):
             return None
-        if not self.assignment_supported(self.broker_view(s, b)):
+        view = self.broker_view(s, b)
+        if not self.assignment_supported(view):
             return None
         if self.in_flight(s, (ASSIGN, ASSIGN_RESPONSE), b, epoch, p):
+            return None
+        if (view[PARTITION][p] is None or b not in self.replicas[p]) and self.mutant != "assignment_retried_for_deleted_topic":
+            return self._with(s, queued=except_at(s[QUEUED], b, except_at(s[QUEUED][b], p, NONE)))
+        if not self.room(s):
             return None
         return self._with(s, network=bag_add(s[NETWORK], (ASSIGN, b, epoch, p, directory)))
 
     def BrokerReceivesAssignmentResponse(self, s, m):
         """Success clears the queued entry (and promotes a future replica the assignment moved);
-        an error drops the entry rather than retrying it forever (KAFKA-16886)."""
+        after an error the entry stays queued and is sent again (AssignmentsManager's
+        handleAssignmentResponse puts it back among the ready ones), unless the broker's metadata
+        then says it is no longer valid (BrokerSendsAssignment)."""
         _, b, epoch, p, directory, accepted = m
         n = self._with(s, network=bag_remove(s[NETWORK], m))
         if s[STATUS][b] != RUNNING or epoch != s[KNOWN_EPOCH][b] or s[QUEUED][b][p] != directory:
             return n  # stale, or superseded by a newer entry (a revert, LOST)
+        if not accepted:
+            return n
         fut = s[FUTURE][b][p]
-        if accepted and fut != NONE and s[DIR_IDS][b][fut] == directory:
+        if fut != NONE and s[DIR_IDS][b][fut] == directory:
             return self._promote(n, b, p)
         return self._with(n, queued=except_at(s[QUEUED], b, except_at(s[QUEUED][b], p, NONE)))
 

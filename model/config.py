@@ -124,6 +124,11 @@ class Settings:
     #: the broker places no new replica in a cordoned directory while it has another one.  Kafka 4.3.0
     #: or later (metadata version 4.3-IV0), without failovers (0: the feature is off)
     cordons: int = 0
+    #: an operator may delete topics (kafka-topics --delete: DeleteTopics): the controller writes a
+    #: RemoveTopicRecord, brokers delete the deleted topic's replicas, and a broker's directory
+    #: assignments queued for it are dropped before they are sent (AssignmentsManager); a deleted topic
+    #: is not created again.  Without the data plane and the recovery tool (false: the feature is off)
+    topic_deletion: bool = False
     #: eligible leader replicas (KIP-966), standing for metadata version 4.0-IV1 or later: an ISR
     #: may shrink to nothing, its lost members stay eligible, and a new incarnation's
     #: registration takes its broker out of ISRs and ELRs (unclean shutdown)
@@ -294,5 +299,8 @@ def _validate(s: Settings) -> None:
          "model setting 'cordons' needs kafka_version 4.3.0 or later, failovers = 0, legacy_brokers = 0 and "
          "metadata_version = \"3.7-IV2\" without metadata_upgrade: cordoned directories (KIP-1066) come with "
          "Kafka 4.3.0 and metadata version 4.3-IV0, and the registrations' cordons are not rebuilt by a failover")
+    need(not s.topic_deletion or (s.records == 0 and s.recovery_tool == 0),
+         "model setting 'topic_deletion' needs records = 0 and recovery_tool = 0: a deleted topic's records are "
+         "not modeled")
     if s.mutant != "none" and s.mutant not in MUTANTS:
         raise ValueError(f"unknown mutant {r(s.mutant)} (known: {', '.join(MUTANTS)})")

@@ -10,7 +10,7 @@ from .state import (
     PARTITION_CHANGE, PARTITION_RECORD, SESSIONS_EXPIRED, UNCOMMITTED,
     REGISTERED_INCARNATION, REGISTER_BROKER, REGISTER_RESPONSE, REGISTRATION_CHANGE, SESSION, bag_add,
     bag_remove, except_at, CLEAR_ELR, CONFIG_CHANGES, CONFIG_RECORD, MIN_ISR, TOPIC_CONFIG, UNCLEAN_ENABLED,
-    CORDONED, CORDONED_DIRS, CORDON_CHANGES, REGISTERED_CORDONS, REPORTED_CORDONS, STATUS, RUNNING,
+    CORDONED, CORDONED_DIRS, CORDON_CHANGES, REGISTERED_CORDONS, REPORTED_CORDONS, STATUS, RUNNING, DELETED, REMOVE_TOPIC,
 )
 from .uuids import LOST, UNASSIGNED, is_online, is_reserved
 
@@ -515,8 +515,8 @@ class ControllerHandlers:
         PartitionRecord, replayed.  With cordoned directories, a replica on a broker whose
         registration has every directory cordoned refuses the assignment
         (validateManualPartitionAssignment: InvalidReplicaAssignmentException)."""
-        if s[PARTITION][p] is not None:
-            return None
+        if s[PARTITION][p] is not None or (s[DELETED] and s[DELETED][p]):
+            return None  # there, or deleted: a topic created anew under its name is another topic
         replicas = self.replicas[p]
         if not all(self.registered(s, r) for r in replicas):
             return None
@@ -527,6 +527,16 @@ class ControllerHandlers:
             return None
         dirs = tuple(self.default_dir(s, r) for r in replicas)
         return self.write(s, [(PARTITION_RECORD, p, isr[0], isr, dirs)])
+
+    def AdminDeletesTopic(self, s, p):
+        """DeleteTopics (kafka-topics --delete): ControllerApis looks the topic's ID up in the
+        committed metadata (findTopicIds reads at the last stable offset), then
+        ReplicationControlManager.deleteTopics writes a RemoveTopicRecord for it, which replay
+        takes the topic out with (an ID gone from the controller's own state by then:
+        UNKNOWN_TOPIC_ID, nothing written)."""
+        if self.published(s)[PARTITION][p] is None or s[PARTITION][p] is None:
+            return None
+        return self.write(s, [(REMOVE_TOPIC, p)])
 
     # -----------------------------------------------------------------------------------------
     # Admin and network

@@ -7,7 +7,7 @@ from .state import (
     ELECTED_BY_TOOL, TOOL, ACKED, ELR, LAST_KNOWN_ELR, RECOVERING, HIGH_WATERMARK, REPLICA_LOG, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
     LEADER_EPOCH, LOGS, METADATA_VERSION, MV_3_5, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, UNCOMMITTED, FAILOVERS_DONE, bag_remove,
-    KEPT, holds, CORDONED, REGISTERED_CORDONS, REPORTED_CORDONS,
+    KEPT, holds, CORDONED, REGISTERED_CORDONS, REPORTED_CORDONS, DELETED,
 )
 from .data import agreement
 from .uuids import FIRST_REAL, RESERVED3, UNASSIGNED
@@ -283,8 +283,8 @@ class Invariants:
                 return False
         for p in self.partitions:
             a, c = s[PARTITION][p], t[PARTITION][p]
-            if a is None:
-                continue
+            if a is None or (c is None and t[DELETED] and t[DELETED][p]):
+                continue  # not yet created, or its topic deleted
             if c is None or c[LEADER_EPOCH] < a[LEADER_EPOCH] or c[PARTITION_EPOCH] < a[PARTITION_EPOCH]:
                 return False
         return True
@@ -331,7 +331,7 @@ class Invariants:
             return True
         for p in self.partitions:
             a, c = s[PARTITION][p], t[PARTITION][p]
-            if a is None or c[LEADER] in (NO_LEADER, a[LEADER]):
+            if a is None or c is None or c[LEADER] in (NO_LEADER, a[LEADER]):
                 continue
             clean = set(a[ISR])
             if action[0] == "ControllerHandlesAlterPartition" and action[1][3] == p:
@@ -356,7 +356,7 @@ class Invariants:
             return True
         for p in self.partitions:
             a, c = s[PARTITION][p], t[PARTITION][p]
-            if a is None or len(c[ISR]) >= self.min_isr(t) or c[LEADER] not in (NO_LEADER, a[LEADER]):
+            if a is None or c is None or len(c[ISR]) >= self.min_isr(t) or c[LEADER] not in (NO_LEADER, a[LEADER]):
                 continue
             for r in set(a[ELR]) - set(c[ELR]) - set(c[ISR]):
                 if t[REGISTERED_INCARNATION][r] == s[REGISTERED_INCARNATION][r] or self._clean_reregistration(s, action, r):
@@ -394,7 +394,7 @@ class Invariants:
         change."""
         if t[PARTITION] is s[PARTITION] or action[0] == "ControllerFailsOver" or s[METADATA_VERSION] != MV_3_5:
             return True
-        return all(a is None or set(a[ISR]) <= set(c[ISR]) or c[LEADER_EPOCH] > a[LEADER_EPOCH]
+        return all(a is None or c is None or set(a[ISR]) <= set(c[ISR]) or c[LEADER_EPOCH] > a[LEADER_EPOCH]
                    for a, c in zip(s[PARTITION], t[PARTITION]))
 
     def _joined_through_alter_partition(self, s, action, t):

@@ -32,7 +32,7 @@ from .state import (
     LOGS, LOST_MESSAGES, METADATA_VERSION, METADATA_VERSION_NAMES, MOVES_STARTED,
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
     REGISTERED_INCARNATION, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, STATUS_NAMES, UNCOMMITTED,
-    describe_loss, dir_name, CONFIG_CHANGES, TOPIC_CONFIG, CORDONED, CORDON_CHANGES, REPORTED_CORDONS, EPOCH_ENTRY,
+    describe_loss, dir_name, CONFIG_CHANGES, TOPIC_CONFIG, CORDONED, CORDON_CHANGES, REPORTED_CORDONS, EPOCH_ENTRY, DELETED,
 )
 from .uuids import FIRST_REAL, uuid_name
 
@@ -162,6 +162,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             (),
             0,
             (),
+            (),
         )
         if self.data_plane:
             # every replica's log empty; no leader has heard from a follower yet
@@ -187,6 +188,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if st.cordons:
             # nothing cordoned, nothing reported
             state = self._with(state, cordoned=((),) * nb, registeredCordons=((),) * nb, reportedCordons=((),) * nb)
+        if st.topic_deletion:
+            # no topic deleted
+            state = self._with(state, deleted=(False,) * npart)
         if self.metadata_log:
             # the log starts empty: the committed image is the initial controller state
             state = self._with(state, committedImage=self.controller_image(state))
@@ -255,6 +259,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                 add(("ControllerFencesSilentBroker", b), self.ControllerFencesSilentBroker(s, b))
         for p in self.partitions:
             add(("ControllerCreatesPartition", p), self.ControllerCreatesPartition(s, p))
+        if self.settings.topic_deletion:
+            for p in self.partitions:
+                add(("AdminDeletesTopic", p), self.AdminDeletesTopic(s, p))
         if self.settings.designated:
             for p in self.partitions:
                 for b in self.replicas[p]:
@@ -419,12 +426,14 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                if s[CORDONED] else {}),
             # only with Kafka's fetch protocol
             **({"epochEntry": [list(per) for per in s[EPOCH_ENTRY]]} if s[EPOCH_ENTRY] else {}),
+            # only when topics may be deleted
+            **({"deleted": controller["deleted"]} if s[DELETED] else {}),
         }
 
     def describe_controller(self, image) -> dict:
         """The controller's variables (in-memory, or a committed image) as traces show them."""
         (broker_epoch, fenced, online_dirs, partitions, registered_incarnation, metadata_version, topic_config,
-         registered_cordons) = image
+         registered_cordons, deleted) = image
 
         def part_view(part):
             if part is None:
@@ -454,6 +463,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             # a registration's cordonedLogDirs: "null" until a heartbeat reports them
             **({"registeredCordons": [[dir_name(d) for d in c[0]] if c else "null" for c in registered_cordons]}
                if registered_cordons else {}),
+            # only when topics may be deleted
+            **({"deleted": list(deleted)} if deleted else {}),
         }
 
 
@@ -477,6 +488,7 @@ _PARAM_KINDS = {
     "ControllerFencesExpiredBroker": ("b",),
     "ControllerFencesSilentBroker": ("b",),
     "ControllerCreatesPartition": ("p",),
+    "AdminDeletesTopic": ("p",),
     "AdminElectsDesignatedLeader": ("p", "b"),
     "AdminElectsUncleanLeader": ("p",),
     "AdminElectsPreferredLeader": ("p",),

@@ -55,6 +55,8 @@ MUTANTS = {
     "missing)",
     "unclean_not_recovering": "an unclean election does not mark its leader RECOVERING (before KIP-704): "
     "nobody knows which acknowledged records it gave up",
+    "assignment_retried_for_deleted_topic": "a broker sends a directory assignment it queued although the topic "
+    "has since been deleted, and after each UNKNOWN_TOPIC_ID answer sends it again, for ever (KAFKA-17190)",
     "assignment_not_retried": "a broker whose AssignReplicasToDirs request or response was lost keeps the "
     "assignment queued and never sends it again (liveness only: AssignmentSettled)",
     "unclean_election_not_retried": "with the topic's unclean.leader.election.enable, the controller runs no "
@@ -100,7 +102,7 @@ MUTANTS = {
 #: The mutants that break only progress properties: the liveness phase catches them (with the model
 #: setting ``progress``), the search for invariant violations and simulation do not.
 LIVENESS_MUTANTS = ("assignment_not_retried", "unclean_election_not_retried", "failover_without_sessions",
-                    "new_epoch_not_cached")
+                    "new_epoch_not_cached", "assignment_retried_for_deleted_topic")
 
 #: The shipped config (spec/configs/NAME.toml) that catches each mutant first, as spec/README.md's
 #: mutant table says; ``kraftcheck list`` shows it and tests/test_mutants.py holds it to the table.
@@ -145,4 +147,5 @@ CAUGHT_AT = {
     "unclean_election_not_retried": "uncleanprogress",
     "failover_without_sessions": "failoverprogress",
     "new_epoch_not_cached": "fetchprogress",
+    "assignment_retried_for_deleted_topic": "deletion",
 }

@@ -9,7 +9,7 @@ from .state import (
     ACKED, REPLICA_LOG, BROKER_EPOCH, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER, RECOVERING, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
     ONLINE_DIRS, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, PARTITION_RECORD,
     REGISTERED_INCARNATION, REGISTER_BROKER, AWAITED_HEARTBEATS, IN_CONTROLLED_SHUTDOWN, LOST_BY_ELECTION, except_at,
-    given_up_unless, holds, CLEAR_ELR, CONFIG_RECORD, TOPIC_CONFIG, MIN_ISR, CORDONED_DIRS, REGISTERED_CORDONS,
+    given_up_unless, holds, CLEAR_ELR, CONFIG_RECORD, TOPIC_CONFIG, MIN_ISR, CORDONED_DIRS, REGISTERED_CORDONS, DELETED, REMOVE_TOPIC,
 )
 
 
@@ -167,6 +167,10 @@ class Records:
                 b = record[1]
                 s = self._with(s, registeredCordons=except_at(s[REGISTERED_CORDONS], b, (record[2],)))
                 s = self._offset_forgotten(s, b, leaves_controlled_shutdown=s[FENCED][b])
+            elif record[0] == REMOVE_TOPIC:
+                # ReplicationControlManager.replay(RemoveTopicRecord): the topic and its partitions gone
+                p = record[1]
+                s = self._with(s, partition=except_at(s[PARTITION], p, None), deleted=except_at(s[DELETED], p, True))
             elif record[0] == CLEAR_ELR:
                 # ReplicationControlManager.replay(ClearElrRecord): every partition that has an ELR or
                 # a last known leader merges a record emptying both (its partition epoch goes up)
@@ -236,7 +240,7 @@ class Records:
             return n
         acked = list(n[ACKED])
         for p, (before, after) in enumerate(zip(s[PARTITION], n[PARTITION])):
-            if before is None or after[LEADER] in (NO_LEADER, before[LEADER]) or not after[RECOVERING]:
+            if before is None or after is None or after[LEADER] in (NO_LEADER, before[LEADER]) or not after[RECOVERING]:
                 continue
             log = n[REPLICA_LOG][after[LEADER]][p]
             acked[p] = given_up_unless(acked[p], lambda e: holds(log, e), (LOST_BY_ELECTION, after[LEADER], after[LEADER_EPOCH]))
@@ -309,6 +313,8 @@ def record_label(record: tuple) -> str:
         return f"Config({key}={value})"
     if kind == CLEAR_ELR:
         return "ClearElr"
+    if kind == REMOVE_TOPIC:
+        return f"RemoveTopic(p{record[1]})"
     if kind == CORDONED_DIRS:
         return f"BrokerRegistrationChange(b{record[1]}, cordonedLogDirs {[dir_name(d) for d in record[2]]})"
     _, b, fenced, log_dirs, in_controlled_shutdown = record

@@ -83,6 +83,9 @@ VARIABLES = (
     "epochEntry",  # broker -> partition -> the leader epoch Partition.makeLeader assigned at the log's end in
     # the replica's leader-epoch cache while no record of it follows yet, or -1: the cache is the log's runs
     # of records of one epoch, and this entry
+    # Topic deletion, when an operator may delete topics (else () throughout):
+    "deleted",  # controller: partition -> has its topic been deleted (its RemoveTopicRecord replayed): no longer
+    # there, and never created again (a topic created anew under the name is another topic, with another ID)
 )
 (
     STATUS,
@@ -129,6 +132,7 @@ VARIABLES = (
     REPORTED_CORDONS,
     CORDON_CHANGES,
     EPOCH_ENTRY,
+    DELETED,
 ) = range(len(VARIABLES))
 # The recovery tool's outcome for a partition: still trying, elected a leader, or found the
 # partition online again (reported instead of an election).
@@ -136,7 +140,7 @@ RUNNING_TOOL, ELECTED_BY_TOOL, FOUND_ONLINE = 0, 1, 2
 TOOL_OUTCOME_NAMES = ("RUNNING", "ELECTED", "FOUND_ONLINE")
 #: The controller's in-memory state, in the order of a committed image.
 CONTROLLER_VARIABLES = (BROKER_EPOCH, FENCED, ONLINE_DIRS, PARTITION, REGISTERED_INCARNATION, METADATA_VERSION, TOPIC_CONFIG,
-                        REGISTERED_CORDONS)
+                        REGISTERED_CORDONS, DELETED)
 # topicConfig's fields
 MIN_ISR, UNCLEAN_ENABLED = 0, 1
 
@@ -190,6 +194,7 @@ CONFIG_RECORD = "Config"  # <<kind, field of topicConfig (MIN_ISR or UNCLEAN_ENA
 CORDONED_DIRS = "CordonedDirs"  # <<kind, b, sorted directories>>: a BrokerRegistrationChangeRecord that sets only
 # cordonedLogDirs (ReplicationControlManager.handleDirectoriesCordoned)
 CLEAR_ELR = "ClearElr"  # <<kind>>: ClearElrRecord, every topic (its partitions' ELR and lastKnownElr emptied)
+REMOVE_TOPIC = "RemoveTopic"  # <<kind, p>>: RemoveTopicRecord, the topic of partition p deleted
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when the record leaves it alone (Kafka's -2)
 
 # Messages: a tuple whose first item is its kind, then the sender broker and its broker epoch
@@ -249,6 +254,7 @@ ACTIONS = (
     "ControllerHandlesAssignment",
     "ControllerHandlesAlterReplicaState",
     "ControllerCreatesPartition",
+    "AdminDeletesTopic",
     "AdminElectsDesignatedLeader",
     "AdminElectsUncleanLeader",
     "ControllerElectsUncleanLeaders",

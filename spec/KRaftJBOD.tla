@@ -46,6 +46,7 @@ CONSTANTS
     MaxMinIsrChanges,         \* times an operator alters the topic's min.insync.replicas in the whole run
     MaxUncleanToggles,        \* times an operator turns the topic's unclean.leader.election.enable on or off
     PreferredElections,       \* an operator may run preferred leader elections
+    TopicDeletion,            \* an operator may delete topics (DeleteTopics); a deleted topic is not created again
     MaxCordons,               \* KIP-1066: times an operator cordons or uncordons a broker's directory in the whole run
     MaxToolRequests,          \* KIP-1275's recovery tool: requests it may send in the whole run; 0: not run
     ToolEpoch,                \* "current" (KIP-1275's PartitionLeaderEpoch) or "last_written" (KIP-966's)
@@ -192,8 +193,10 @@ VARIABLES
                      \* handled reported cordoned, whichever incarnation sent it: what the controller has been told
     cordonChanges,  \* changes to a broker's cordoned.log.dirs so far
     \* Kafka's fetch protocol, when it is modeled (Fetch = "batch"; else <<>> throughout):
-    epochEntry      \* broker -> partition -> the leader epoch Partition.makeLeader assigned at the log's end in
+    epochEntry,     \* broker -> partition -> the leader epoch Partition.makeLeader assigned at the log's end in
                     \* the replica's leader-epoch cache while no record of it follows yet, or -1
+    \* Topic deletion, when an operator may delete topics (TopicDeletion; else <<>> throughout):
+    deleted         \* controller: partition -> has its topic been deleted (its RemoveTopicRecord replayed)
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
@@ -202,7 +205,7 @@ vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           committedImage, uncommitted, failoversDone, brokerImage,
           replicaLog, highWatermark, followerEnd, acked, produced, flushed, tool, session, sessionsExpired,
           inControlledShutdown, awaitedHeartbeats, wantShutdown, cleanShutdownEpoch, cleanShutdowns,
-          topicConfig, configChanges, cordoned, registeredCordons, reportedCordons, cordonChanges, epochEntry>>
+          topicConfig, configChanges, cordoned, registeredCordons, reportedCordons, cordonChanges, epochEntry, deleted>>
 \* What a broker's crash keeps of the data plane (its followerEnd is in memory).
 dataKept == <<replicaLog, highWatermark, acked, produced, flushed>>
 dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced, flushed, epochEntry>>
@@ -214,7 +217,7 @@ logVars == <<committedImage, uncommitted, failoversDone>>
 \* The controller's state: in memory, and (with failovers) its metadata log.
 \* (reportedCordons, what the controller has been told of cordons, goes with them.)
 controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig,
-                   registeredCordons, reportedCordons, logVars>>
+                   registeredCordons, reportedCordons, deleted, logVars>>
 \* An operator's cordons: the brokers' configs, and the count.
 cordonVars == <<cordoned, cordonChanges>>
 counters == <<nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars>>
@@ -465,7 +468,7 @@ LogOn == Failovers > 0
 CurrentImage == [brokerEpoch |-> brokerEpoch, fenced |-> fenced, onlineDirs |-> onlineDirs,
                  partition |-> partition, registeredIncarnation |-> registeredIncarnation,
                  metadataVersion |-> metadataVersion, topicConfig |-> topicConfig,
-                 registeredCordons |-> registeredCordons]
+                 registeredCordons |-> registeredCordons, deleted |-> deleted]
 \* The metadata brokers read: brokers replay committed records only.
 Published == IF LogOn THEN committedImage ELSE CurrentImage
 \* The metadata broker b acts on: the image it has loaded when the brokers' lag is modeled.
@@ -503,6 +506,7 @@ ConfigRec(key, value) == [kind |-> "Config", key |-> key, value |-> value]
 CordonedDirsRec(b, dirs) == [kind |-> "CordonedDirs", broker |-> b, dirs |-> dirs]
 \* ClearElrRecord (every topic)
 ClearElrRec == [kind |-> "ClearElr"]
+RemoveTopicRec(p) == [kind |-> "RemoveTopic", partition |-> p]
 \* ReplicationControlManager.replay(ClearElrRecord): a partition with an ELR or a last known leader
 \* merges a record emptying both (its partition epoch goes up).
 ElrCleared(part) ==
@@ -534,6 +538,8 @@ ReplayRecord(img, r) ==
             [img EXCEPT !.metadataVersion = r.version]
       [] r.kind = "Config" ->
             [img EXCEPT !.topicConfig[r.key] = r.value]
+      [] r.kind = "RemoveTopic" ->    \* the topic and its partitions gone
+            [img EXCEPT !.partition[r.partition] = NoPartition, !.deleted[r.partition] = TRUE]
       [] r.kind = "ClearElr" ->
             [img EXCEPT !.partition = [p \in Partitions |-> ElrCleared(@[p])]]
       [] OTHER ->    \* BrokerRegistrationChange: an empty logDirs means "no change"
@@ -660,6 +666,8 @@ Init ==
     /\ registeredCordons = IF CordonsOn THEN [b \in Brokers |-> <<>>] ELSE <<>>
     /\ reportedCordons = IF CordonsOn THEN [b \in Brokers |-> <<>>] ELSE <<>>
     /\ cordonChanges = 0
+    \* no topic deleted (before the images, which hold deleted)
+    /\ deleted = IF TopicDeletion THEN [p \in Partitions |-> FALSE] ELSE <<>>
     \* the log starts empty: the committed image is the initial controller state
     /\ committedImage = IF LogOn THEN CurrentImage ELSE <<>>
     /\ uncommitted = <<>>
@@ -935,39 +943,60 @@ PromotedLogs(b, p) ==
                      ELSE IF Mutant = "keep_source_after_promotion" THEN logs[b][i]
                      ELSE logs[b][i] \ {p}]
 
+\* The topic of p is deleted: ReplicaManager.applyDelta stops the replica and deletes its logs
+\* (stopPartitions, the future replica's too).  A log on a failed disk cannot be deleted: it
+\* stays until the disk is back (a stray then).  A queued assignment stays queued: nothing tells
+\* AssignmentsManager, which drops it when it next sends (BrokerSendsAssignment).
+LogsLeftByDeletion(b, p) == [i \in Slots |-> IF SlotOnline(b, i) THEN logs[b][i] \ {p} ELSE logs[b][i]]
+
 BrokerConsumesMetadata(b, p) ==
     /\ brokerStatus[b] = "RUNNING"
-    /\ BrokerView(b).partition[p] # NoPartition
-    /\ b \in ReplicaSet(p)
-    /\ queued[b][p] = NONE
     /\ IF BrokerLag THEN CaughtUp(b) ELSE TRUE   \* (IF, not \/: TLC would count each true disjunct as a step)
-    /\ LET o == ConsumeOutcome(b, p) IN
-       /\ o.what # "nothing"
-       /\ IF o.what = "promote"
-          THEN /\ logs' = [logs EXCEPT ![b] = PromotedLogs(b, p)]
-               /\ future' = [future EXCEPT ![b][p] = NONE]
-               /\ UNCHANGED queued
-          ELSE /\ logs' = IF o.what \in {"create", "create+queue"}
-                          THEN [logs EXCEPT ![b][o.slot] = @ \cup {p}] ELSE logs
-               /\ queued' = IF o.what \in {"queue", "create+queue"}
-                            THEN [queued EXCEPT ![b][p] = dirIds[b][o.slot]] ELSE queued
-               /\ UNCHANGED future
+    /\ IF TopicDeletion /\ BrokerView(b).deleted[p]
+       THEN /\ LogsLeftByDeletion(b, p) # logs[b] \/ future[b][p] # NONE
+            /\ logs' = [logs EXCEPT ![b] = LogsLeftByDeletion(b, p)]
+            /\ future' = [future EXCEPT ![b][p] = NONE]
+            /\ UNCHANGED queued
+       ELSE /\ BrokerView(b).partition[p] # NoPartition
+            /\ b \in ReplicaSet(p)
+            /\ queued[b][p] = NONE
+            /\ LET o == ConsumeOutcome(b, p) IN
+               /\ o.what # "nothing"
+               /\ IF o.what = "promote"
+                  THEN /\ logs' = [logs EXCEPT ![b] = PromotedLogs(b, p)]
+                       /\ future' = [future EXCEPT ![b][p] = NONE]
+                       /\ UNCHANGED queued
+                  ELSE /\ logs' = IF o.what \in {"create", "create+queue"}
+                                  THEN [logs EXCEPT ![b][o.slot] = @ \cup {p}] ELSE logs
+                       /\ queued' = IF o.what \in {"queue", "create+queue"}
+                                    THEN [queued EXCEPT ![b][p] = dirIds[b][o.slot]] ELSE queued
+                       /\ UNCHANGED future
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, network, counters,
                    dataVars, tool, session, shutdownVars>>
 
-\* Send the queued AssignReplicasToDirs entry for p (one in flight per partition).
+\* AssignmentsManager.maybeSendAssignments: send the queued AssignReplicasToDirs entry for p (one
+\* in flight per partition), or drop it unsent if the metadata the broker has loaded no longer has
+\* it hold a replica of p: the topic deleted, or the partition gone (Assignment.valid; without it,
+\* KAFKA-17190).
 BrokerSendsAssignment(b, p) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ queued[b][p] \notin {NONE, GIVEN_UP}
-    /\ Room
     /\ BrokerView(b).metadataVersion = "3.7-IV2"
     /\ ~InFlightFor({"Assign", "AssignResponse"}, b, knownEpoch[b], p)
-    /\ network' = BagAdd(network, [kind |-> "Assign", broker |-> b, epoch |-> knownEpoch[b],
-                                   partition |-> p, dir |-> queued[b][p]])
-    /\ UNCHANGED <<brokerVars, controllerVars, counters, tool, session, shutdownVars>>
+    /\ IF (BrokerView(b).partition[p] = NoPartition \/ b \notin ReplicaSet(p))
+          /\ Mutant # "assignment_retried_for_deleted_topic"
+       THEN /\ queued' = [queued EXCEPT ![b][p] = NONE]
+            /\ UNCHANGED network
+       ELSE /\ Room
+            /\ network' = BagAdd(network, [kind |-> "Assign", broker |-> b, epoch |-> knownEpoch[b],
+                                           partition |-> p, dir |-> queued[b][p]])
+            /\ UNCHANGED queued
+    /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars,
+                   controllerVars, counters, tool, session, shutdownVars>>
 
-\* Success clears the entry (and promotes a future replica the assignment moved); an error
-\* drops the entry rather than retrying it forever (KAFKA-16886).
+\* Success clears the entry (and promotes a future replica the assignment moved); after an error
+\* the entry stays queued and is sent again (handleAssignmentResponse puts it back among the ready
+\* ones), unless the broker's metadata then says it is no longer valid (BrokerSendsAssignment).
 BrokerReceivesAssignmentResponse(m) ==
     LET b == m.broker
         p == m.partition
@@ -975,7 +1004,9 @@ BrokerReceivesAssignmentResponse(m) ==
        /\ network' = BagRemove(network, m)
        /\ IF brokerStatus[b] # "RUNNING" \/ m.epoch # knownEpoch[b] \/ queued[b][p] # m.dir
           THEN UNCHANGED <<logs, future, queued>>         \* stale, or superseded
-          ELSE IF m.ok /\ future[b][p] # NONE /\ dirIds[b][future[b][p]] = m.dir
+          ELSE IF ~m.ok
+          THEN UNCHANGED <<logs, future, queued>>         \* sent again
+          ELSE IF future[b][p] # NONE /\ dirIds[b][future[b][p]] = m.dir
           THEN /\ logs' = [logs EXCEPT ![b] = PromotedLogs(b, p)]
                /\ future' = [future EXCEPT ![b][p] = NONE]
                /\ queued' = [queued EXCEPT ![b][p] = NONE]
@@ -1103,7 +1134,7 @@ Register(m, sessionExpired) ==
             /\ awaitedHeartbeats' = IF CleanShutdownsOn THEN OffsetForgotten(awaitedHeartbeats, b, TRUE) ELSE awaitedHeartbeats
             \* the RegisterBrokerRecord carries no cordonedLogDirs: null until a heartbeat reports them
             /\ registeredCordons' = IF CordonsOn THEN [registeredCordons EXCEPT ![b] = <<>>] ELSE registeredCordons
-            /\ UNCHANGED <<metadataVersion, topicConfig, reportedCordons>>
+            /\ UNCHANGED <<metadataVersion, topicConfig, reportedCordons, deleted>>
 
 \* registerBroker.  Semantics "code": Register, the registered incarnation's session taken as
 \* still valid while it has one (HasSession).  Semantics "kip": the incarnation number is the
@@ -1135,7 +1166,7 @@ ControllerHandlesRegistration(m) ==
                      IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
                      THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
                      ELSE partition[p]]
-               /\ UNCHANGED <<metadataVersion, topicConfig, registeredCordons, reportedCordons, logVars, session, heartbeatVars>>
+               /\ UNCHANGED <<metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted, logVars, session, heartbeatVars>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
 \* registerBroker for a new incarnation once the registered incarnation is gone and its session
@@ -1320,7 +1351,7 @@ ControllerHandlesHeartbeat(m) ==
                        /\ partition' = parts2
                        /\ network' = Send(net, response)
                        /\ UNCHANGED <<logVars, heartbeatVars, registeredCordons>>
-               /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion, topicConfig>>
+               /\ UNCHANGED <<brokerEpoch, registeredIncarnation, metadataVersion, topicConfig, deleted>>
                /\ reportedCordons' = IF reportsCordons THEN [reportedCordons EXCEPT ![b] = m.cordoned] ELSE reportedCordons
        /\ HeardFrom(b, m.epoch)
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
@@ -1365,7 +1396,7 @@ FenceExpired(b) ==
     /\ IF Semantics = "code" THEN LogWrite(network, fenceRecs, NoResponse) ELSE UNCHANGED <<network, logVars>>
     \* the fencing record's replay ends the broker's controlled shutdown in BrokerHeartbeatManager
     /\ awaitedHeartbeats' = IF CleanShutdownsOn THEN OffsetForgotten(awaitedHeartbeats, b, TRUE) ELSE awaitedHeartbeats
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, tool,
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted, tool,
                    inControlledShutdown, brokerShutdownVars, cleanShutdowns>> /\ GiveUp
 
 \* maybeFenceOneStaleBroker: the registered incarnation stopped heartbeating (it is down or was
@@ -1412,7 +1443,7 @@ ControllerHandlesAssignment(m) ==
           THEN network' = net /\ UNCHANGED controllerVars
           ELSE IF partition[p] = NoPartition \/ b \notin ReplicaSet(p)
           THEN /\ LogWrite(net, <<>>, Response(FALSE))     \* a per-partition error in the response
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons>>
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted>>
           ELSE LET part == partition[p]
                    dirs == [part.dirs EXCEPT ![b] = m.dir]
                    online == ControllerThinksOnline(b, m.dir, onlineDirs)
@@ -1428,7 +1459,7 @@ ControllerHandlesAssignment(m) ==
                   /\ partition' = [partition EXCEPT ![p] =
                         IF Semantics = "code" THEN codePart
                         ELSE ChangePartition(part, p, remove, dirs, FALSE, brokerEpoch, fenced, onlineDirs)]
-                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons>>
+                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* KIP-589: epoch gate, then the replica is offline: its directory becomes LOST and it leaves
@@ -1445,7 +1476,7 @@ ControllerHandlesAlterReplicaState(m) ==
                                        brokerEpoch, fenced, onlineDirs)
                IN /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
                   /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>), NoResponse)
-                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons>>
+                  /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* CreateTopics with a manual assignment: every replica registered, the ISR its unfenced
@@ -1455,6 +1486,8 @@ ControllerCreatesPartition(p) ==
     LET isr == {r \in ReplicaSet(p) : ~fenced[r] /\ ~InControlledShutdown(r)}
         first == Min({k \in 1 .. ReplicationFactor : Replicas(p)[k] \in isr})
     IN /\ partition[p] = NoPartition
+       \* deleted: a topic created anew under its name is another topic
+       /\ TopicDeletion => ~deleted[p]
        /\ \A r \in ReplicaSet(p) : Registered(r)
        \* validateManualPartitionAssignment: no replica on a broker with every directory cordoned
        /\ CordonsOn => \A r \in ReplicaSet(p) : HasUncordonedDirs(r)
@@ -1463,7 +1496,21 @@ ControllerCreatesPartition(p) ==
              NewPartition(Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])]
        /\ LogWrite(network, <<PartitionRec(p, Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])>>,
                    NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, counters, tool, session, shutdownVars>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted, counters, tool, session, shutdownVars>> /\ GiveUp
+
+\* DeleteTopics: ControllerApis looks the topic's ID up in the committed metadata (findTopicIds
+\* reads at the last stable offset), then deleteTopics writes a RemoveTopicRecord for it, which
+\* replay takes the topic out with (an ID already gone from the controller's own state:
+\* UNKNOWN_TOPIC_ID, nothing written).
+AdminDeletesTopic(p) ==
+    /\ TopicDeletion
+    /\ Published.partition[p] # NoPartition
+    /\ partition[p] # NoPartition
+    /\ partition' = [partition EXCEPT ![p] = NoPartition]
+    /\ deleted' = [deleted EXCEPT ![p] = TRUE]
+    /\ LogWrite(network, <<RemoveTopicRec(p)>>, NoResponse)
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig,
+                   registeredCordons, reportedCordons, counters, tool, session, shutdownVars>> /\ GiveUp
 
 -----------------------------------------------------------------------------
 (* Admin and network *)
@@ -1488,7 +1535,7 @@ DesignatedElection(p, b) ==
     IN
     /\ partition' = [partition EXCEPT ![p] = Merge(part, rec)]
     /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, counters, session, shutdownVars>> /\ GiveUp
+    /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted, counters, session, shutdownVars>> /\ GiveUp
 
 \* An operator's kafka-leader-election --election-type designated (KIP-1275).
 AdminElectsDesignatedLeader(p, b) ==
@@ -1508,7 +1555,7 @@ AdminElectsUncleanLeader(p) ==
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, counters, tool, session, shutdownVars>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* maybeElectUncleanLeaders, the controller's periodic task with the topic's
 \* unclean.leader.election.enable: an UNCLEAN election for every leaderless partition, in one batch.
@@ -1522,7 +1569,7 @@ ControllerElectsUncleanLeaders ==
        /\ recs # <<>>
        /\ partition' = [p \in Partitions |-> IF Leaderless(p) THEN Merge(partition[p], Rec(p)) ELSE partition[p]]
        /\ LogWrite(network, recs, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, counters, tool, session, shutdownVars>> /\ GiveUp
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted, counters, tool, session, shutdownVars>> /\ GiveUp
 
 \* kafka-features upgrade to 3.7-IV2: the controller writes a FeatureLevelRecord.
 AdminUpgradesMetadataVersion ==
@@ -1530,7 +1577,7 @@ AdminUpgradesMetadataVersion ==
     /\ metadataVersion # "3.7-IV2"
     /\ metadataVersion' = "3.7-IV2"
     /\ LogWrite(network, <<FeatureLevelRec("3.7-IV2")>>, NoResponse)
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, topicConfig, registeredCordons, reportedCordons, counters, tool, session, shutdownVars>>
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, topicConfig, registeredCordons, reportedCordons, deleted, counters, tool, session, shutdownVars>>
 
 \* The topic exists (an operator can alter only an existing topic's configs).
 TopicExists == \E p \in Partitions : partition[p] # NoPartition
@@ -1549,7 +1596,7 @@ AdminAltersMinIsr(v) ==
     /\ LogWrite(network, <<ConfigRec("minIsr", v)>> \o (IF clear THEN <<ClearElrRec>> ELSE <<>>), NoResponse)
     /\ configChanges' = [configChanges EXCEPT !.minIsr = @ + 1]
     /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion,
-                   registeredCordons, reportedCordons, cordonVars,
+                   registeredCordons, reportedCordons, deleted, cordonVars,
                    nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, tool, session, shutdownVars>>
 
 \* kafka-configs --alter on the topic's unclean.leader.election.enable: a ConfigRecord turning it
@@ -1562,7 +1609,7 @@ AdminTogglesUncleanElection ==
     /\ LogWrite(network, <<ConfigRec("unclean", ~topicConfig.unclean)>>, NoResponse)
     /\ configChanges' = [configChanges EXCEPT !.unclean = @ + 1]
     /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion,
-                   registeredCordons, reportedCordons, cordonVars,
+                   registeredCordons, reportedCordons, deleted, cordonVars,
                    nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, tool, session, shutdownVars>>
 
 \* KIP-1066: an operator cordons broker b's directory in slot i, or uncordons it (kafka-configs
@@ -1591,7 +1638,7 @@ AdminElectsPreferredLeader(p) ==
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
-       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons,
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted,
                       counters, tool, session, shutdownVars>> /\ GiveUp
 
 NetworkLosesMessage(m) ==
@@ -1616,7 +1663,7 @@ ControllerCommits ==
     /\ committedImage' = Replay(committedImage, Head(uncommitted).records)
     /\ uncommitted' = Tail(uncommitted)
     /\ network' = Send(network, Head(uncommitted).response)
-    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons,
+    /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted,
                    failoversDone, counters, tool, session, shutdownVars>>
 
 \* The active controller fails and another takes over.  Raft's new leader holds the committed
@@ -1635,6 +1682,7 @@ ControllerFailsOver(kept) ==
     /\ metadataVersion' = img.metadataVersion
     /\ topicConfig' = img.topicConfig
     /\ registeredCordons' = img.registeredCordons
+    /\ deleted' = img.deleted
     /\ committedImage' = img
     /\ uncommitted' = <<>>
     /\ failoversDone' = failoversDone + 1
@@ -2024,11 +2072,11 @@ ControllerHandlesAlterPartition(m) ==
           THEN network' = net /\ UNCHANGED controllerVars
           ELSE IF error # "NONE"
           THEN /\ LogWrite(net, <<>>, Answer(error))
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons>>
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted>>
           ELSE /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
                /\ LogWrite(net, Written(<<PartitionChangeRec(p, rec)>>),
                            Answer(IF rec.leader \notin {NoLeaderChange, b} THEN "NEW_LEADER_ELECTED" ELSE "NONE"))
-               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons>>
+               /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted>>
        /\ UNCHANGED <<brokerVarsButAcked, counters, tool, session, shutdownVars>> /\ GiveUp
 
 -----------------------------------------------------------------------------
@@ -2112,6 +2160,7 @@ Next ==
         \/ ControllerFencesExpiredBroker(b)
         \/ ControllerFencesSilentBroker(b)
     \/ \E p \in Partitions : ControllerCreatesPartition(p)
+    \/ \E p \in Partitions : AdminDeletesTopic(p)
     \/ \E p \in Partitions, b \in Brokers : AdminElectsDesignatedLeader(p, b)
     \/ \E p \in Partitions : AdminElectsUncleanLeader(p)
     \/ ControllerElectsUncleanLeaders
@@ -2189,6 +2238,8 @@ ControllerStateIsReplayedLog ==
     LogOn => CurrentImage = Replay(committedImage, BatchRecords(uncommitted))
 
 Created == {p \in Partitions : partition[p] # NoPartition}
+\* In a step: the partitions there before it and after it (not deleted by it).
+CreatedAndKept == {p \in Created : partition'[p] # NoPartition}
 
 \* No replica's high watermark is beyond its log end offset.
 HighWatermarkWithinLog ==
@@ -2335,7 +2386,8 @@ EpochsNeverDecrease ==
         next == Published'
     IN
     /\ \A b \in Brokers : next.brokerEpoch[b] >= now.brokerEpoch[b] /\ incarnation'[b] >= incarnation[b]
-    /\ \A p \in Partitions : now.partition[p] # NoPartition =>
+    \* (a topic deleted has no epochs left)
+    /\ \A p \in Partitions : (now.partition[p] # NoPartition /\ ~(TopicDeletion /\ next.deleted[p])) =>
         /\ next.partition[p] # NoPartition
         /\ next.partition[p].leaderEpoch >= now.partition[p].leaderEpoch
         /\ next.partition[p].partitionEpoch >= now.partition[p].partitionEpoch
@@ -2348,7 +2400,7 @@ UpdatesOnlyOfflinePartitions ==
     \A m \in BagToSet(network) :
         (m.kind = "Heartbeat" /\ ControllerHandlesHeartbeat(m)) =>
             LET b == m.broker IN
-            \A p \in Created :
+            \A p \in CreatedAndKept :
                 (<<partition[p].leader, partition[p].isr>> # <<partition'[p].leader, partition'[p].isr>>) =>
                     \/ /\ b \in ReplicaSet(p)
                        /\ \/ partition[p].dirs[b] \in onlineDirs[b] /\ partition[p].dirs[b] \notin onlineDirs'[b]
@@ -2400,7 +2452,7 @@ TracksRecovery == DataPlane /\ (ElrEnabled \/ DesignatedEnabled \/ UncleanElecti
 \* its leader is RECOVERING (KIP-704).  A failover's reverting is no election.
 CleanLeaderFromIsrOrElr ==
     failoversDone' = failoversDone =>
-        \A p \in Created :
+        \A p \in CreatedAndKept :
             LET a == partition[p]
                 c == partition'[p]
                 asked == UNION {DOMAIN m.isr : m \in {m \in BagToSet(network) :
@@ -2428,7 +2480,7 @@ CleanReregistration(r) ==
 \* reverting is no change.
 ElrLeftOnlyForCause ==
     (ElrEnabled /\ failoversDone' = failoversDone /\ MinIsrIn(topicConfig') = MinIsrIn(topicConfig)) =>
-        \A p \in Created :
+        \A p \in CreatedAndKept :
             LET a == partition[p]
                 c == partition'[p]
             IN (Cardinality(c.isr) < MinIsrIn(topicConfig') /\ c.leader \in {NoLeader, a.leader}) =>
@@ -2455,7 +2507,7 @@ IsrJoinsOnlyUnfenced ==
 \* out of the ISR by the leader epoch alone (KAFKA-15021).  A failover's reverting is no change.
 LeaderEpochBumpedOnIsrShrink ==
     (metadataVersion = "3.5-IV2" /\ failoversDone' = failoversDone) =>
-        \A p \in Created :
+        \A p \in CreatedAndKept :
             ~(partition[p].isr \subseteq partition'[p].isr) => partition'[p].leaderEpoch > partition[p].leaderEpoch
 
 \* A broker's registered epoch changes only when a new incarnation registers (KAFKA-16952).

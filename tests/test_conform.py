@@ -263,6 +263,27 @@ def test_a_broker_that_dies_as_the_controller_fails_over_is_fenced_by_kafkas_con
     assert (report.controller_steps, report.by_action["ControllerFencesExpiredBroker"]) == (4, 1)
 
 
+def test_kafka_refuses_a_deleted_topics_assignment_each_time_it_is_sent(harness):
+    """KAFKA-17190, a liveness mutant on the broker's side: with ``assignment_retried_for_deleted_topic``
+    the broker sends an assignment it queued for a topic since deleted, and again after each
+    refusal (deletion.toml's 21-state lasso, its loop taken three times here).  Kafka's controller
+    takes every step as the model does: DeleteTopics writes the RemoveTopicRecord, and each
+    AssignReplicasToDirs for the deleted topic is answered UNKNOWN_TOPIC_ID, nothing written."""
+    import kraftcheck
+
+    version = harness.kafka_version
+    result = kraftcheck.check(str(REPO / "spec" / "configs" / "deletion.toml"),
+                              mutant="assignment_retried_for_deleted_topic", kafka_version=version)
+    lasso = next(v for v in result.violations if v.kind == "temporal")
+    assert (lasso.name, lasso.length, lasso.loop) == ("AssignmentSettled", 21, 15)
+    loop = list(lasso.trace[lasso.loop + 1:])
+    assert lasso.trace[-1][1] == lasso.trace[lasso.loop][1]
+    model = make_model(dict(config("deletion"), kafka_version=version, mutant="assignment_retried_for_deleted_topic"))
+    report = conform_all([Source("KAFKA-17190", model, lasso.trace[0][1], list(lasso.trace[1:]) + loop + loop)], harness)
+    assert report.divergence is None, "\n".join(report.divergence[1].report())
+    assert (report.by_action["AdminDeletesTopic"], report.by_action["ControllerHandlesAssignment"]) == (1, 3)
+
+
 def test_kafka_clears_the_elr_when_min_isr_changes(harness):
     """KAFKA-16540: along the steps of the mutant min_isr_change_keeps_elr's lost record
     (tests/test_dynamic_configs.py), the correct model's controller steps are Kafka's own: the
@@ -329,7 +350,7 @@ def test_random_walks_conform_under_the_codes_reading(harness, follow):
         "ControllerTimesOutHeartbeat", "ControllerFencesExpiredBroker", "ControllerHandlesAssignment",
         "ControllerHandlesAlterPartition", "ControllerCreatesPartition", "AdminElectsUncleanLeader",
         "AdminUpgradesMetadataVersion", "ControllerFailsOver", "AdminAltersMinIsr", "AdminTogglesUncleanElection",
-        "AdminElectsPreferredLeader"}
+        "AdminElectsPreferredLeader", "AdminDeletesTopic"}
 
 
 KIP_WALKS = 45

@@ -125,6 +125,7 @@ CONSTANTS = {
     "MaxMinIsrChanges": "min_isr_changes",
     "MaxUncleanToggles": "unclean_toggles",
     "PreferredElections": "preferred_elections",
+    "TopicDeletion": "topic_deletion",
     "MaxCordons": "cordons",
     "MaxToolRequests": "recovery_tool",
     "ToolEpoch": "tool_epoch",

@@ -73,6 +73,11 @@ def tlc_config(name: str, settings: dict, properties) -> str:
     # ... unless it gives no broker a session when it takes over (KAFKA-18138, a liveness mutant)
     ("failoverprogress", {"brokers": 1, "replication_factor": 1, "mutant": "failover_without_sessions"},
      {"DeadBrokerFenced"}, 404),
+    # topic deletion, one broker: an assignment queued for a deleted topic is dropped unsent
+    ("deletion", {"brokers": 1, "replication_factor": 1}, set(), 1_280),
+    # ... unless the broker sends it, for ever (KAFKA-17190, a liveness mutant)
+    ("deletion", {"brokers": 1, "replication_factor": 1, "mutant": "assignment_retried_for_deleted_topic"},
+     {"AssignmentSettled"}, 1_280),
 ])
 def test_tlc_gives_each_progress_property_kraftchecks_verdict(name, settings, violated, states):
     ours = kraftcheck.check(str(SPEC / "configs" / f"{name}.toml"), keep_going=True, progress=True, **settings)

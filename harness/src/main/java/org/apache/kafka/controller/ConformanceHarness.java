@@ -136,6 +136,9 @@ public final class ConformanceHarness {
                 case "createPartition":
                     createPartition(request, fields);
                     break;
+                case "deleteTopic":
+                    fields.put("error", ctx.deleteTopic(partitionField(request)).name());
+                    break;
                 case "electLeaders":
                     electLeaders(request, fields);
                     break;

@@ -538,6 +538,25 @@ final class ControllerContext {
     }
 
     /**
+     * QuorumController.deleteTopics for topic p&lt;p&gt;: the ID as ControllerApis finds it
+     * (findTopicIds, at the last committed offset: here everything is committed), then
+     * ReplicationControlManager.deleteTopics, its RemoveTopicRecord written and replayed.
+     * A topic not there: UNKNOWN_TOPIC_OR_PARTITION, as findTopicIds answers.
+     */
+    Errors deleteTopic(int partition) {
+        Uuid id = replicationControl.getTopicId(topicName(partition));
+        if (id == null) {
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION;
+        }
+        ControllerRequestContext context =
+            requestContext(ApiKeys.DELETE_TOPICS, ApiKeys.DELETE_TOPICS.latestVersion());
+        ControllerResult<Map<Uuid, ApiError>> result =
+            replicationControl.deleteTopics(context, Collections.singleton(id));
+        write(result.records());
+        return result.response().get(id).error();
+    }
+
+    /**
      * QuorumController.incrementalAlterConfigs: SET key=value on every topic p&lt;p&gt; there is,
      * in one request (the model's topic config stands for them all); a topic created later
      * is created with it. Returns the first resource's error, or NONE.
