@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from kraftcheck.model.state import BROKER_EPOCH, FENCED, PARTITION
+from kraftcheck.model.state import BROKER_EPOCH, FENCED, PARTITION, REPLICAS
 from kraftcheck.model.uuids import UNASSIGNED
 
 REGISTRATIONS = ("ControllerHandlesRegistration", "ControllerHandlesRegistrationAfterSessionTimeout")
@@ -87,7 +87,7 @@ def _kip_fenced_until_assigned(model, pre, action, divergence) -> bool:
     if not _kip(model, action, ("ControllerHandlesHeartbeat",)):
         return False
     b = action[1][1]
-    unassigned = any(part is not None and b in model.replicas[p] and model.replica_dir(part, p, b) == UNASSIGNED
+    unassigned = any(part is not None and b in part[REPLICAS] and model.replica_dir(part, p, b) == UNASSIGNED
                      for p, part in enumerate(pre[PARTITION]))
     kinds = _kinds(divergence.fields) - {"brokers:fenced"}
     return (unassigned and (f"brokers.{b}.fenced", True, False) in divergence.fields

@@ -27,7 +27,7 @@ from typing import Any
 from kraftcheck.model.state import (
     ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, BROKER_EPOCH, HEARTBEAT_RESPONSE, IN_CONTROLLED_SHUTDOWN, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER,
     LEADER_EPOCH, METADATA_VERSION, METADATA_VERSION_NAMES, NETWORK, ONLINE_DIRS, PARTITION, PARTITION_EPOCH,
-    RECOVERING, REGISTERED_INCARNATION, REGISTER_RESPONSE, UNCOMMITTED, dir_name, MV_3_7_IV2, REGISTERED_CORDONS,
+    RECOVERING, REPLICAS, REGISTERED_INCARNATION, REGISTER_RESPONSE, UNCOMMITTED, dir_name, MV_3_7_IV2, REGISTERED_CORDONS,
 )
 from kraftcheck.model.uuids import FIRST_REAL, LOST, MIGRATING, RESERVED3, UNASSIGNED
 
@@ -317,7 +317,7 @@ def model_view(model, s) -> dict:
             partitions[p] = None
             continue
         view = {
-            "replicas": list(model.replicas[p]),
+            "replicas": list(part[REPLICAS]),
             "leader": part[LEADER],
             "isr": sorted(part[ISR]),
             "elr": sorted(part[ELR]),

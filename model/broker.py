@@ -6,6 +6,7 @@ from __future__ import annotations
 from itertools import product
 
 from .state import (
+    REPLICAS,
     ALTER_REPLICA_STATE, ASSIGN, ASSIGN_RESPONSE, BROKER_IMAGE, DELETED, CLEAN_SHUTDOWNS, CLEAN_SHUTDOWN_EPOCH, DIR_FAILURES, DIR_IDS, DIR_STATE, FAILED,
     ACKED, FAILED_ACKED, FUTURE, HEALTHY, HIGH_WATERMARK, REPLICA_LOG, HEARTBEAT, HEARTBEAT_RESPONSE, INCARNATION, KNOWN_EPOCH, LEADER,
     GIVEN_UP, LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
@@ -80,7 +81,7 @@ class BrokerActions:
     def on_some_replica(self, s, p, entry) -> bool:
         """Some replica's log of p holds the acknowledged record: a replaced disk that took its
         last copy gave it up (no protocol can keep what no disk holds)."""
-        return any(holds(s[REPLICA_LOG][r][p], entry) for r in self.replicas[p])
+        return any(holds(s[REPLICA_LOG][r][p], entry) for r in self.brokers)
 
     def refuses_jbod(self, s) -> bool:
         """KIP-858: a broker with several log directories does not run below 3.7-IV2.  Kafka's
@@ -256,7 +257,7 @@ class BrokerActions:
             return None
         if view[DELETED] and view[DELETED][p]:
             return self._delete_replica(s, b, p)
-        if part is None or b not in self.replicas[p]:
+        if part is None or b not in part[REPLICAS]:
             return None
         if s[QUEUED][b][p] != NONE:
             return None  # an assignment is pending: the metadata will change again
@@ -359,7 +360,7 @@ class BrokerActions:
             return None
         if self.in_flight(s, (ASSIGN, ASSIGN_RESPONSE), b, epoch, p):
             return None
-        if (view[PARTITION][p] is None or b not in self.replicas[p]) and self.mutant != "assignment_retried_for_deleted_topic":
+        if (view[PARTITION][p] is None or b not in view[PARTITION][p][REPLICAS]) and self.mutant != "assignment_retried_for_deleted_topic":
             return self._with(s, queued=except_at(s[QUEUED], b, except_at(s[QUEUED][b], p, NONE)))
         if not self.room(s):
             return None

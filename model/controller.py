@@ -4,6 +4,7 @@ operations: each reads the image, writes records, replays them, and answers."""
 from __future__ import annotations
 
 from .state import (
+    REPLICAS,
     ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, AWAITED_HEARTBEATS, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL,
     ELR, FENCED, LAST_KNOWN_ELR, LEADER_EPOCH, RECOVERING, NO_LEADER_CHANGE, PARTITION_EPOCH,
     HEARTBEAT_RESPONSE, ISR, LEADER, MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION,
@@ -56,7 +57,7 @@ class ControllerHandlers:
         record = self._register_broker_record(s, b, incarnation_id, incarnation_id, True, dirs)
         n = self.replay(self._with(s, network=bag_add(net, (REGISTER_RESPONSE, b, incarnation_id, incarnation_id))), [record])
         parts = tuple(
-            self.change_partition(n, p, remove=b) if n[PARTITION][p] is not None and b in self.replicas[p] else n[PARTITION][p]
+            self.change_partition(n, p, remove=b) if n[PARTITION][p] is not None and b in n[PARTITION][p][REPLICAS] else n[PARTITION][p]
             for p in self.partitions
         )
         return self._with(n, partition=parts)
@@ -275,7 +276,7 @@ class ControllerHandlers:
         it is UNASSIGNED; Kafka's broker asks once it has caught up with the metadata
         (BrokerServer: setReadyToUnfence), assigned or not."""
         unassigned = any(
-            part is not None and b in self.replicas[p] and self.replica_dir(part, p, b) == UNASSIGNED
+            part is not None and b in part[REPLICAS] and self.replica_dir(part, p, b) == UNASSIGNED
             for p, part in enumerate(view[PARTITION])
         )
         waits = self.settings.semantics == "kip" and self.mutant != "unfence_before_assigned"
@@ -298,10 +299,10 @@ class ControllerHandlers:
         remaining = tuple(d for d in view[ONLINE_DIRS][b] if d not in newly)
         records = []
         for p, part in enumerate(view[PARTITION]):
-            if part is None or b not in self.replicas[p] or self.replica_dir(part, p, b) not in newly:
+            if part is None or b not in part[REPLICAS] or self.replica_dir(part, p, b) not in newly:
                 continue
             if self.mutant == "foreign_offline_dirs":
-                for r in self.replicas[p]:
+                for r in part[REPLICAS]:
                     if r != b and not is_online(self.replica_dir(part, p, r), remaining):
                         records.append(self.partition_change_record(view, p, remove=r))
             records.append(
@@ -336,7 +337,7 @@ class ControllerHandlers:
         parts = list(n[PARTITION])
         for p in self.partitions:
             part = parts[p]
-            if part is None or b not in self.replicas[p]:
+            if part is None or b not in part[REPLICAS]:
                 continue
             if self.replica_dir(part, p, b) in newly:
                 if self.mutant == "foreign_offline_dirs":
@@ -348,7 +349,7 @@ class ControllerHandlers:
         """Mutant foreign_offline_dirs: the other replicas of p are judged against the sender's
         online directories, and those found "offline" are taken out first."""
         part = s[PARTITION][p]
-        for r in self.replicas[p]:
+        for r in part[REPLICAS]:
             if r != b and not is_online(self.replica_dir(part, p, r), s[ONLINE_DIRS][b]):
                 part = self.change_partition(s, p, remove=r)
                 s = self._with(s, partition=except_at(s[PARTITION], p, part))
@@ -386,7 +387,7 @@ class ControllerHandlers:
         if self.mutant == "fenced_leader_kept":
             return n
         parts = tuple(
-            self.change_partition(n, p, remove=b) if part is not None and b in self.replicas[p] else part
+            self.change_partition(n, p, remove=b) if part is not None and b in part[REPLICAS] else part
             for p, part in enumerate(n[PARTITION])
         )
         return self._with(n, partition=parts)
@@ -422,10 +423,10 @@ class ControllerHandlers:
             return self._with(s, network=net)
         part = s[PARTITION][p]
         n = self._with(s, network=net)
-        if part is None or b not in self.replicas[p]:
+        if part is None or b not in part[REPLICAS]:
             # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER in the response: nothing written
             return self.write(n, [], (ASSIGN_RESPONSE, b, epoch, p, directory, False))
-        dirs = except_at(part[DIRS], self.replicas[p].index(b), directory)
+        dirs = except_at(part[DIRS], part[REPLICAS].index(b), directory)
         online = self._controller_thinks_online(n, b, directory)
         if self.code:
             # handleAssignReplicasToDirs' builder: neither ELR nor the topic's unclean election set
@@ -451,9 +452,9 @@ class ControllerHandlers:
             return self._with(s, network=net)
         part = s[PARTITION][p]
         n = self._with(s, network=net)
-        if part is None or b not in self.replicas[p]:
+        if part is None or b not in part[REPLICAS]:
             return n
-        dirs = except_at(part[DIRS], self.replicas[p].index(b), LOST)
+        dirs = except_at(part[DIRS], part[REPLICAS].index(b), LOST)
         return self.write(n, [self.partition_change_record(n, p, remove=b, new_dirs=dirs)])
 
     def ControllerHandlesAlterPartition(self, s, m):
@@ -492,7 +493,7 @@ class ControllerHandlers:
             return "INVALID_REQUEST"
         if partition_epoch < part[PARTITION_EPOCH]:
             return "INVALID_UPDATE_VERSION"
-        if len(set(proposed)) != len(proposed) or not set(proposed) <= set(self.replicas[p]) or part[LEADER] not in proposed:
+        if len(set(proposed)) != len(proposed) or not set(proposed) <= set(part[REPLICAS]) or part[LEADER] not in proposed:
             return "INVALID_REQUEST"  # Replicas.validateIsr; the ISR must hold the leader
         if recovering and len(proposed) > 1:
             return "INVALID_REQUEST"  # a leader still recovering from an unclean election is the ISR alone
@@ -554,7 +555,7 @@ class ControllerHandlers:
         """ElectLeaders DESIGNATED (KIP-1275), the controller's side: the checks, then the record;
         None when the request fails (nothing written)."""
         part = s[PARTITION][p]
-        if part is None or b not in self.replicas[p]:
+        if part is None or b not in part[REPLICAS]:
             return None
         if part[LEADER] != NO_LEADER and self.mutant != "designated_with_leader":
             return None
@@ -627,7 +628,7 @@ class ControllerHandlers:
         the ISR and acceptable, else as any election), and PREFERRED_LEADER_NOT_AVAILABLE
         (nothing written) when that changes nothing."""
         part = s[PARTITION][p]
-        if not self.settings.preferred_elections or part is None or part[LEADER] == self.replicas[p][0]:
+        if not self.settings.preferred_elections or part is None or part[LEADER] == part[REPLICAS][0]:
             return None
         record = self.partition_change_record(s, p, election="preferred")
         return None if record is None else self.write(s, [record])

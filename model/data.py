@@ -21,6 +21,7 @@ high watermark as it stood before the fetch.  A leader takes the lead explicitly
 from __future__ import annotations
 
 from .state import (
+    REPLICAS,
     ACKED, ALTER_PARTITION, ALTER_PARTITION_RESPONSE, FOLLOWER_END, HIGH_WATERMARK,
     ISR, KNOWN_EPOCH, LEADER, LEADER_EPOCH, NETWORK, NO_LEADER, PARTITION, PARTITION_EPOCH, PRODUCED,
     REPLICA_LOG, RUNNING, STATUS, KEPT, FLUSHED, EPOCH_ENTRY, bag_add, bag_remove, except_at,
@@ -149,7 +150,8 @@ class DataPlaneActions:
     def fetching_from(self, s, b, p, leader, leader_epoch) -> bool:
         """Replica b can fetch p from ``leader`` in that leader epoch: it runs, its log is
         readable, and its metadata names that leader in that epoch."""
-        if b not in self.replicas[p] or not self.replica_readable(s, b, p):
+        known = self.broker_view(s, b)[PARTITION][p]
+        if known is None or b not in known[REPLICAS] or not self.replica_readable(s, b, p):
             return False
         part = self.broker_view(s, b)[PARTITION][p]
         return part is not None and part[LEADER] == leader and part[LEADER_EPOCH] == leader_epoch
@@ -159,10 +161,10 @@ class DataPlaneActions:
         answers only in the epoch it leads in: else FENCED_LEADER_EPOCH or NOT_LEADER): it truncates
         by leader epoch and takes the rest, its high watermark becomes the leader's, and the leader
         learns its log end offset and may move its high watermark up."""
-        if b not in self.replicas[p] or not self.replica_readable(s, b, p):
-            return None
         part = self.broker_view(s, b)[PARTITION][p]
-        if part is None or part[LEADER] in (NO_LEADER, b):
+        if part is None or b not in part[REPLICAS] or not self.replica_readable(s, b, p):
+            return None
+        if part[LEADER] in (NO_LEADER, b):
             return None
         leader = part[LEADER]
         served = self.leading(s, leader, p)
@@ -311,7 +313,8 @@ class DataPlaneActions:
         and everything since the leader's epoch began, and the leader's metadata has it registered
         and unfenced, KIP-841), with its leader and partition epochs and each member's broker
         epoch (KIP-903).  One AlterPartition per partition in flight."""
-        if r == b or r not in self.replicas[p] or not self.room(s):
+        known = self.broker_view(s, b)[PARTITION][p]
+        if r == b or known is None or r not in known[REPLICAS] or not self.room(s):
             return None
         part = self.leading(s, b, p)
         if part is None or self.alter_partition_pending(s, b, p):
@@ -352,7 +355,7 @@ class DataPlaneActions:
         epoch of its last fetch (KIP-903; the leader itself, its own), and the leader's recovery
         state RECOVERED, which makeLeader set on taking the lead."""
         epochs = except_at(state[3], b, s[KNOWN_EPOCH][b])
-        isr = tuple((x, epochs[x]) for x in self.replicas[p] if x in members)
+        isr = tuple((x, epochs[x]) for x in part[REPLICAS] if x in members)
         return (ALTER_PARTITION, b, s[KNOWN_EPOCH][b], p, part[LEADER_EPOCH], part[PARTITION_EPOCH], isr, False)
 
     def BrokerReceivesAlterPartitionResponse(self, s, m):

@@ -4,6 +4,7 @@ each named like its TLA+ operator; spec/README.md gives each one's source."""
 from __future__ import annotations
 
 from .state import (
+    REPLICAS,
     ELECTED_BY_TOOL, TOOL, ACKED, ELR, LAST_KNOWN_ELR, RECOVERING, HIGH_WATERMARK, REPLICA_LOG, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, DIR_IDS, DIR_STATE, FAILED_ACKED, FENCED, FUTURE, INCARNATION, ISR, LEADER,
     LEADER_EPOCH, LOGS, METADATA_VERSION, MV_3_5, NETWORK, NONE, NO_LEADER, ONLINE_DIRS, PARTITION,
     PARTITION_EPOCH, QUEUED, REGISTERED_INCARNATION, RUNNING, STATUS, UNCOMMITTED, FAILOVERS_DONE, bag_remove,
@@ -53,7 +54,7 @@ class Invariants:
     def IsrWithinReplicas(self, s) -> bool:
         """The ISR is a subset of the replica set, non-empty without ELR (KIP-966 lets an ISR
         shrink to nothing, its members kept as eligible leader replicas)."""
-        return all((part[ISR] or self.settings.elr) and set(part[ISR]) <= set(self.replicas[p])
+        return all((part[ISR] or self.settings.elr) and set(part[ISR]) <= set(part[REPLICAS])
                    for p, part in self._created(s))
 
     def IsrElrDisjoint(self, s) -> bool:
@@ -147,7 +148,7 @@ class Invariants:
                 continue
             ids = s[DIR_IDS][b]
             for p, part in self._created(s):
-                if b not in self.replicas[p] or s[QUEUED][b][p] != NONE:
+                if b not in part[REPLICAS] or s[QUEUED][b][p] != NONE:
                     continue
                 md = self.replica_dir(part, p, b)
                 if md in ids and self.slot_failed(s, b, ids.index(md)):
@@ -199,7 +200,7 @@ class Invariants:
             entries = [e for e in entries if judged(e)]
             if not entries:
                 continue
-            for b in self.replicas[p]:
+            for b in self.brokers:
                 if self.leading(s, b, p) is None:
                     continue
                 log = s[REPLICA_LOG][b][p]
@@ -304,7 +305,7 @@ class Invariants:
             a, c = s[PARTITION][p], t[PARTITION][p]
             if a is None or (a[LEADER], a[ISR]) == (c[LEADER], c[ISR]):
                 continue
-            if b in self.replicas[p]:
+            if b in a[REPLICAS]:
                 md = self.replica_dir(a, p, b)
                 went_offline = md in s[ONLINE_DIRS][b] and md not in t[ONLINE_DIRS][b]
                 if (went_offline or leaves) and set(c[ISR]) >= set(a[ISR]) - {b}:
@@ -382,7 +383,7 @@ class Invariants:
         p = action[1]
         if t[TOOL][1][p] != ELECTED_BY_TOOL:
             return True  # refused, or found online: nobody elected
-        heard = [s[REPLICA_LOG][b][p] for b in self.replicas[p] if s[TOOL][0][p][b]]
+        heard = [s[REPLICA_LOG][b][p] for b in self.brokers if s[TOOL][0][p][b]]
         chosen = s[REPLICA_LOG][t[PARTITION][p][LEADER]][p]
         return all(holds(chosen, e) for e in s[ACKED][p] if any(holds(log, e) for log in heard))
 
@@ -461,7 +462,7 @@ class Invariants:
         for b in self.brokers:
             if s[FENCED][b] and not t[FENCED][b] and t[ONLINE_DIRS][b]:
                 for p, part in self._created(t):
-                    if b in self.replicas[p] and self.replica_dir(part, p, b) == UNASSIGNED:
+                    if b in part[REPLICAS] and self.replica_dir(part, p, b) == UNASSIGNED:
                         return False
         return True
 
@@ -480,7 +481,7 @@ class Invariants:
         return (
             part is not None
             and part[LEADER] == NO_LEADER
-            and b in self.replicas[p]
+            and b in part[REPLICAS]
             and self.registered(s, b)
             and not s[FENCED][b]
             and self.dir_online_in_metadata(s, b, self.replica_dir(part, p, b))
@@ -507,7 +508,7 @@ class Invariants:
         for p, (before, after) in enumerate(zip(s[PARTITION], t[PARTITION])):
             if before is not None or after is None:
                 continue
-            for r in self.replicas[p]:
+            for r in after[REPLICAS]:
                 reported = s[REPORTED_CORDONS][r]
                 if reported and s[ONLINE_DIRS][r] and set(s[ONLINE_DIRS][r]) <= set(reported[0]):
                     return False

@@ -4,6 +4,7 @@ who may lead, and how a state is rebuilt with some variables changed."""
 from __future__ import annotations
 
 from .state import (
+    REPLICAS,
     BROKER_EPOCH, BROKER_IMAGE, CLEAN_SHUTDOWN_EPOCH, COMMITTED_IMAGE, IN_CONTROLLED_SHUTDOWN, WANT_SHUTDOWN, FOLLOWER_END, EPOCH_ENTRY, DIRS, DIR_STATE, FAILED, FAILED_ACKED, FENCED, FUTURE, HEALTHY, INCARNATION,
     KNOWN_EPOCH, LOGS, METADATA_VERSION, MV_3_7_IV2, NETWORK, NONE, OFF, ONLINE_DIRS, QUEUED,
     REGISTERED_INCARNATION, RUNNING, STATUS, VARIABLE_INDEX, MIN_ISR, TOPIC_CONFIG, UNCLEAN_ENABLED, except_at,
@@ -50,7 +51,7 @@ class Operators:
 
     def replica_dir(self, part, p, b):
         """The directory metadata assigns to broker b's replica of partition p."""
-        return part[DIRS][self.replicas[p].index(b)]
+        return part[DIRS][part[REPLICAS].index(b)]
 
     def published(self, s):
         """The state with the metadata brokers read: the committed image when the metadata log is

@@ -36,6 +36,7 @@ from kraftcheck.checker.temporal import for_each, leads_to, strong_fairness, wea
 from .data import agreement
 from .network import DELIVERY_ACTION
 from .state import (
+    REPLICAS,
     DIR_STATE, ELR, FAILED, FENCED, HEALTHY, ISR, LEADER, LEADER_EPOCH, LOGS, NONE, NO_LEADER, PARTITION, QUEUED,
     REPLICA_LOG, RUNNING, STATUS,
 )
@@ -173,7 +174,7 @@ class Progress:
             return False
         candidates = part[ISR] or (part[ELR] if self.settings.elr else ())
         if self.unclean_enabled(s):
-            candidates = self.replicas[p]
+            candidates = part[REPLICAS]
         return any(self.registered(s, r) and not s[FENCED][r]
                    and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)) for r in candidates)
 

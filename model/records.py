@@ -5,6 +5,7 @@ kind (ReplicationControlManager.replay, ClusterControlManager.replay)."""
 from __future__ import annotations
 
 from .state import (
+    REPLICAS,
     METADATA_VERSION, METADATA_VERSION_NAMES, MV_3_5, dir_name, CONTROLLER_VARIABLES, FEATURE_LEVEL, NETWORK, UNCOMMITTED, bag_add,
     ACKED, REPLICA_LOG, BROKER_EPOCH, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER, RECOVERING, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
     ONLINE_DIRS, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, PARTITION_RECORD,
@@ -50,7 +51,7 @@ class Records:
             leaving = {remove, unclean_shutdown} & set(isr)
             if leaving and not keep_in_isr:
                 target_isr = tuple(r for r in isr if r not in leaving)
-        replicas = self.replicas[p]
+        replicas = part[REPLICAS]
         # maybePopulateTargetElr (its lastKnownElr is not used: Kafka's controller keeps the last
         # known leader there instead, useLastKnownLeaderInBalancedRecovery)
         target_elr = elr
@@ -132,7 +133,7 @@ class Records:
             elif record[0] == PARTITION_RECORD:
                 # ReplicationControlManager.replay(PartitionRecord): a new registration
                 _, p, leader, isr, dirs = record
-                fresh = (leader, isr, dirs, 0, 0, (), (), False)
+                fresh = (leader, isr, dirs, 0, 0, (), (), False, self.replicas[p])
                 s = self._with(s, partition=except_at(s[PARTITION], p, fresh))
             elif record[0] == REGISTER_BROKER:
                 # ClusterControlManager.replay(RegisterBrokerRecord): the registration is replaced
@@ -278,6 +279,7 @@ class Records:
             part[ELR] if elr is None else elr,
             part[LAST_KNOWN_ELR] if known is None else known,
             part[RECOVERING] if recovering is None else recovering,
+            part[REPLICAS],
         )
 
     def change_partition(self, s, p, remove=NONE, new_dirs=None, keep_in_isr=False):

@@ -177,7 +177,7 @@ REPLACED = -2  # a new disk, formatted with a fresh UUID
 # Partition record fields; with ELR (KIP-966) also the eligible leader replicas and the last
 # known ones (lastKnownElr: with useLastKnownLeaderInBalancedRecovery, the last known leader), and
 # whether its leader is RECOVERING from an unclean election (LeaderRecoveryState).
-LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH, ELR, LAST_KNOWN_ELR, RECOVERING = range(8)
+LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH, ELR, LAST_KNOWN_ELR, RECOVERING, REPLICAS = range(9)
 
 # Metadata records, as Kafka's controller writes them: a handler computes its records from the
 # image it read, and replay applies them in order (QuorumController).  Under semantics "kip"

@@ -12,6 +12,7 @@ cluster: it asks nothing of the network the model bounds.
 from __future__ import annotations
 
 from .state import (
+    REPLICAS,
     ELECTED_BY_TOOL, FOUND_ONLINE, LEADER, LEADER_EPOCH, NO_LEADER, PARTITION, REPLICA_LOG, RUNNING_TOOL, TOOL,
     except_at,
 )
@@ -64,7 +65,7 @@ class RecoveryToolActions:
     def tool_choice(self, s, p):
         """The replica the tool designates: the highest leader epoch, then the longest log, among
         the answers it holds (the first in replica order on a tie); None without an answer."""
-        replicas = self.replicas[p]
+        replicas = s[PARTITION][p][REPLICAS]
         answered = [(s[TOOL][0][p][b], -replicas.index(b), b) for b in replicas if s[TOOL][0][p][b]]
         return max(answered)[2] if answered else None
 

@@ -58,8 +58,12 @@ CONSTANTS
 Brokers == 0 .. NumBrokers - 1
 Slots == 0 .. DirsPerBroker - 1
 Partitions == 0 .. NumPartitions - 1
+\* The replica assignment partition p is created with (its first replica the preferred leader);
+\* afterwards the partition's registration holds its replicas (`replicas`, as PartitionRegistration).
 Replicas(p) == [k \in 1 .. ReplicationFactor |-> (p + k - 1) % NumBrokers]
 ReplicaSet(p) == {Replicas(p)[k] : k \in 1 .. ReplicationFactor}
+\* The replicas a partition's registration holds, as a set.
+ReplicasOf(part) == {part.replicas[k] : k \in DOMAIN part.replicas}
 Legacy(b) == b < LegacyBrokers
 
 (* Kafka's releases.  The model follows the controller code it was read from, apache/kafka    *)
@@ -353,21 +357,22 @@ TargetElr(part, targetIsr, unclean, elrOn) ==
     ELSE IF Cardinality(targetIsr) >= MinIsrIn(topicConfig) THEN {}
     ELSE (part.elr \cup part.isr) \ (targetIsr \cup {unclean})
 \* isValidNewLeader: in the ISR, or in the ELR when the ISR is empty, and acceptable
-ValidLeaders(p, targetIsr, elr0, acceptable) ==
-    {r \in ReplicaSet(p) : (r \in targetIsr \/ (targetIsr = {} /\ r \in elr0)) /\ r \in acceptable}
-FirstIn(p, S) == IF S = {} THEN NoLeader ELSE Replicas(p)[Min({k \in 1 .. ReplicationFactor : Replicas(p)[k] \in S})]
+ValidLeaders(part, targetIsr, elr0, acceptable) ==
+    {r \in ReplicasOf(part) : (r \in targetIsr \/ (targetIsr = {} /\ r \in elr0)) /\ r \in acceptable}
+\* The first of S in the registration's replica order.
+FirstIn(part, S) == IF S = {} THEN NoLeader ELSE part.replicas[Min({k \in DOMAIN part.replicas : part.replicas[k] \in S})]
 \* electAnyLeader: <<leader, unclean>>; the last known leader (canElectLastKnownLeader, KAFKA-19522
 \* fixed), then for an "unclean" election any acceptable replica
 Elect(part, p, targetIsr, elr0, acceptable, election, elrOn) ==
-    LET valid == ValidLeaders(p, targetIsr, elr0, acceptable)
-    IN IF election = "preferred" /\ Replicas(p)[1] \in valid THEN <<Replicas(p)[1], FALSE>>  \* electPreferredLeader
+    LET valid == ValidLeaders(part, targetIsr, elr0, acceptable)
+    IN IF election = "preferred" /\ part.replicas[1] \in valid THEN <<part.replicas[1], FALSE>>  \* electPreferredLeader
        ELSE IF part.leader # NoLeader /\ part.leader \in valid THEN <<part.leader, FALSE>>
-       ELSE IF valid # {} THEN <<FirstIn(p, valid), FALSE>>
+       ELSE IF valid # {} THEN <<FirstIn(part, valid), FALSE>>
        ELSE IF elrOn /\ elr0 = {} /\ targetIsr = {} /\ Cardinality(part.lastKnownElr) = 1
                /\ (part.lastKnownElr \subseteq acceptable \/ Mutant = "elect_unacceptable_last_leader"
                    \/ LastKnownLeaderUnchecked)
        THEN <<The(part.lastKnownElr), TRUE>>
-       ELSE IF election = "unclean" /\ acceptable # {} THEN <<FirstIn(p, acceptable), TRUE>>
+       ELSE IF election = "unclean" /\ acceptable # {} THEN <<FirstIn(part, acceptable), TRUE>>
        ELSE <<NoLeader, FALSE>>
 \* tryElection, maybeUpdateRecordElr, the ISR, maybeUpdateLastKnownLeader, the recovery state
 RecordOf(part, targetIsr, elr0, newLeader, electedUnclean, newDirs, elrOn, recovered) ==
@@ -405,7 +410,7 @@ BuildWith(part, p, targetIsr, elr0, acceptable, newDirs, election, elrOn, recove
     RecordFrom(part, targetIsr, elr0, Elect(part, p, targetIsr, elr0, acceptable, election, elrOn), newDirs, elrOn, recovered)
 Build(part, p, targetIsr, remove, add, unclean, newDirs, acceptDirs, election, elrOn, recovered, ep, fen, od) ==
     BuildWith(part, p, targetIsr, TargetElr(part, targetIsr, unclean, elrOn),
-              {r \in ReplicaSet(p) : AcceptableAs(r, remove, add, unclean, acceptDirs, ep, fen, od)},
+              {r \in ReplicasOf(part) : AcceptableAs(r, remove, add, unclean, acceptDirs, ep, fen, od)},
               newDirs, election, elrOn, recovered)
 \* The topic's election, with unclean.leader.election.enable.
 TopicElection == IF ControllerUnclean THEN "unclean" ELSE "online"
@@ -449,11 +454,12 @@ Merge(part, rec) ==
           partitionEpoch |-> part.partitionEpoch + 1,
           elr |-> IF rec.setElr THEN rec.elr ELSE part.elr,
           lastKnownElr |-> IF rec.setKnown THEN rec.known ELSE part.lastKnownElr,
-          recovering |-> IF rec.recovery = "none" THEN part.recovering ELSE rec.recovery = "RECOVERING"]
+          recovering |-> IF rec.recovery = "none" THEN part.recovering ELSE rec.recovery = "RECOVERING",
+          replicas |-> part.replicas]
 \* A new partition (PartitionRecord): both epochs 0, no ELR, recovered.
-NewPartition(leader, isr, dirs) ==
+NewPartition(p, leader, isr, dirs) ==
     [leader |-> leader, isr |-> isr, dirs |-> dirs, leaderEpoch |-> 0, partitionEpoch |-> 0,
-     elr |-> {}, lastKnownElr |-> {}, recovering |-> FALSE]
+     elr |-> {}, lastKnownElr |-> {}, recovering |-> FALSE, replicas |-> Replicas(p)]
 
 \* A record computed from the partition as it is, and replayed onto it.
 ChangePartition(part, p, remove, newDirs, keepInIsr, ep, fen, od) ==
@@ -527,7 +533,7 @@ ReplayRecord(img, r) ==
     CASE r.kind = "PartitionChange" ->
             [img EXCEPT !.partition[r.partition] = Merge(@, r)]
       [] r.kind = "Partition" ->
-            [img EXCEPT !.partition[r.partition] = NewPartition(r.leader, r.isr, r.dirs)]
+            [img EXCEPT !.partition[r.partition] = NewPartition(r.partition, r.leader, r.isr, r.dirs)]
       [] r.kind = "RegisterBroker" ->    \* no cordonedLogDirs: null until a heartbeat reports them
             [img EXCEPT !.brokerEpoch[r.broker] = r.epoch, !.registeredIncarnation[r.broker] = r.incarnation,
                         !.fenced[r.broker] = r.fenced, !.onlineDirs[r.broker] = r.logDirs,
@@ -741,7 +747,7 @@ BrokerStarts(b) ==
                  THEN /\ replicaLog' = newLog
                       /\ highWatermark' = [highWatermark EXCEPT ![b] = [p \in Partitions |->
                                              IF p \in emptied THEN 0 ELSE highWatermark[b][p]]]
-                      /\ acked' = [p \in Partitions |-> GivenUpUnless(acked[p], {newLog[r][p] : r \in ReplicaSet(p)},
+                      /\ acked' = [p \in Partitions |-> GivenUpUnless(acked[p], {newLog[r][p] : r \in Brokers},
                                                                       LostByDisk(b, incarnation[b] + 1))]
                       /\ flushed' = IF PowerLoss THEN [flushed EXCEPT ![b] = [p \in Partitions |->
                                                            IF p \in emptied THEN 0 ELSE flushed[b][p]]]
@@ -816,7 +822,7 @@ BrokerLosesPower(b) ==
        /\ BrokerStops(b, IF Mutant = "power_loss_reported_clean" /\ knownEpoch[b] > 0 THEN knownEpoch[b] ELSE -1)
        /\ replicaLog' = newLog
        /\ highWatermark' = [highWatermark EXCEPT ![b] = [p \in Partitions |-> Min({highWatermark[b][p], flushed[b][p]})]]
-       /\ acked' = [p \in Partitions |-> GivenUpUnless(acked[p], {newLog[r][p] : r \in ReplicaSet(p)},
+       /\ acked' = [p \in Partitions |-> GivenUpUnless(acked[p], {newLog[r][p] : r \in Brokers},
                                                        LostByPower(b, incarnation[b]))]
        /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, produced,
                       flushed, tool, session, heartbeatVars, cleanShutdowns>>
@@ -958,7 +964,7 @@ BrokerConsumesMetadata(b, p) ==
             /\ future' = [future EXCEPT ![b][p] = NONE]
             /\ UNCHANGED queued
        ELSE /\ BrokerView(b).partition[p] # NoPartition
-            /\ b \in ReplicaSet(p)
+            /\ b \in ReplicasOf(BrokerView(b).partition[p])
             /\ queued[b][p] = NONE
             /\ LET o == ConsumeOutcome(b, p) IN
                /\ o.what # "nothing"
@@ -983,7 +989,7 @@ BrokerSendsAssignment(b, p) ==
     /\ queued[b][p] \notin {NONE, GIVEN_UP}
     /\ BrokerView(b).metadataVersion = "3.7-IV2"
     /\ ~InFlightFor({"Assign", "AssignResponse"}, b, knownEpoch[b], p)
-    /\ IF (BrokerView(b).partition[p] = NoPartition \/ b \notin ReplicaSet(p))
+    /\ IF (BrokerView(b).partition[p] = NoPartition \/ b \notin ReplicasOf(BrokerView(b).partition[p]))
           /\ Mutant # "assignment_retried_for_deleted_topic"
        THEN /\ queued' = [queued EXCEPT ![b][p] = NONE]
             /\ UNCHANGED network
@@ -1163,7 +1169,7 @@ ControllerHandlesRegistration(m) ==
                /\ fenced' = fen
                /\ onlineDirs' = od
                /\ partition' = [p \in Partitions |->
-                     IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
+                     IF partition[p] # NoPartition /\ b \in ReplicasOf(partition[p])
                      THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, ep, fen, od)
                      ELSE partition[p]]
                /\ UNCHANGED <<metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted, logVars, session, heartbeatVars>>
@@ -1185,8 +1191,8 @@ ControllerHandlesRegistrationAfterSessionTimeout(m) ==
 \* online directories, and those found "offline" are taken out first.
 RECURSIVE RemoveBySendersDirs(_, _, _, _, _)
 RemoveBySendersDirs(part, p, b, k, od) ==
-    IF k > ReplicationFactor THEN part
-    ELSE LET r == Replicas(p)[k]
+    IF k > Len(part.replicas) THEN part
+    ELSE LET r == part.replicas[k]
              next == IF r # b /\ ~IsOnline(part.dirs[r], od[b])
                      THEN ChangePartition(part, p, r, part.dirs, FALSE, brokerEpoch, fenced, od)
                      ELSE part
@@ -1196,8 +1202,8 @@ RemoveBySendersDirs(part, p, b, k, od) ==
 \* from the image, replayed onto `part` in replica order.
 RECURSIVE ForeignRecords(_, _, _, _, _)
 ForeignRecords(part, p, b, k, od) ==
-    IF k > ReplicationFactor THEN part
-    ELSE LET r == Replicas(p)[k]
+    IF k > Len(partition[p].replicas) THEN part
+    ELSE LET r == partition[p].replicas[k]
              next == IF r # b /\ ~IsOnline(partition[p].dirs[r], od[b])
                      THEN Merge(part, ChangeRecord(partition[p], p, r, NONE, partition[p].dirs, FALSE,
                                                    brokerEpoch, fenced, onlineDirs))
@@ -1224,7 +1230,7 @@ ControllerHandlesHeartbeat(m) ==
         \* below 3.7-IV2 the controller does not look at the offline directories
         newly == (IF AssignmentSupported THEN m.offline ELSE {}) \cap onlineDirs[b]
         od == [onlineDirs EXCEPT ![b] = @ \ newly]
-        Affected(p) == partition[p] # NoPartition /\ b \in ReplicaSet(p) /\ partition[p].dirs[b] \in newly
+        Affected(p) == partition[p] # NoPartition /\ b \in ReplicasOf(partition[p]) /\ partition[p].dirs[b] \in newly
         \* -- semantics "kip": one change after the other
         Base(p) == IF Mutant = "foreign_offline_dirs"
                    THEN RemoveBySendersDirs(partition[p], p, b, 1, od) ELSE partition[p]
@@ -1235,7 +1241,7 @@ ControllerHandlesHeartbeat(m) ==
             ELSE partition[p]]
         Unfences(parts, dirs) ==
             /\ current /\ fenced[b] /\ ~m.wantFence
-            /\ \/ ~(dirs[b] # {} /\ \E p \in Partitions : parts[p] # NoPartition /\ b \in ReplicaSet(p)
+            /\ \/ ~(dirs[b] # {} /\ \E p \in Partitions : parts[p] # NoPartition /\ b \in ReplicasOf(parts[p])
                                                          /\ parts[p].dirs[b] = UNASSIGNED)
                \/ Mutant = "unfence_before_assigned"
                \/ Semantics = "code"       \* the code's broker asks once caught up, assigned or not
@@ -1316,7 +1322,7 @@ ControllerHandlesHeartbeat(m) ==
         codeAwaited == IF will = "CONTROLLED_SHUTDOWN" /\ replayed[b] = <<>>
                        THEN [replayed EXCEPT ![b] = <<Brokers \ {b}>>] ELSE replayed
         ForeignRecs(p) ==
-            [k \in 1 .. ReplicationFactor |-> LET r == Replicas(p)[k] IN
+            [k \in DOMAIN partition[p].replicas |-> LET r == partition[p].replicas[k] IN
                 IF Mutant = "foreign_offline_dirs" /\ r # b /\ ~IsOnline(partition[p].dirs[r], od[b])
                 THEN PartitionChangeRec(p, ChangeRecord(partition[p], p, r, NONE, partition[p].dirs, FALSE,
                                                         brokerEpoch, fenced, onlineDirs))
@@ -1390,7 +1396,7 @@ FenceExpired(b) ==
                             THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fenced, onlineDirs)
                             ELSE partition[p]]
                     ELSE [p \in Partitions |->
-                            IF partition[p] # NoPartition /\ b \in ReplicaSet(p)
+                            IF partition[p] # NoPartition /\ b \in ReplicasOf(partition[p])
                             THEN ChangePartition(partition[p], p, b, partition[p].dirs, FALSE, brokerEpoch, fen, onlineDirs)
                             ELSE partition[p]]
     /\ IF Semantics = "code" THEN LogWrite(network, fenceRecs, NoResponse) ELSE UNCHANGED <<network, logVars>>
@@ -1441,7 +1447,7 @@ ControllerHandlesAssignment(m) ==
           THEN network' = Answer(FALSE) /\ UNCHANGED controllerVars
           ELSE IF ~EpochIsCurrent(b, m.epoch) /\ ~(Mutant = "skip_epoch_check" /\ Registered(b))
           THEN network' = net /\ UNCHANGED controllerVars
-          ELSE IF partition[p] = NoPartition \/ b \notin ReplicaSet(p)
+          ELSE IF partition[p] = NoPartition \/ b \notin ReplicasOf(partition[p])
           THEN /\ LogWrite(net, <<>>, Response(FALSE))     \* a per-partition error in the response
                /\ UNCHANGED <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted>>
           ELSE LET part == partition[p]
@@ -1470,7 +1476,7 @@ ControllerHandlesAlterReplicaState(m) ==
         net == BagRemove(network, m)
     IN /\ m.kind = "AlterReplicaState"
        /\ IF (~EpochIsCurrent(b, m.epoch) /\ ~(Mutant = "skip_epoch_check" /\ Registered(b)))
-             \/ partition[p] = NoPartition \/ b \notin ReplicaSet(p)
+             \/ partition[p] = NoPartition \/ b \notin ReplicasOf(partition[p])
           THEN network' = net /\ UNCHANGED controllerVars
           ELSE LET rec == ChangeRecord(partition[p], p, b, NONE, [partition[p].dirs EXCEPT ![b] = LOST], FALSE,
                                        brokerEpoch, fenced, onlineDirs)
@@ -1493,7 +1499,7 @@ ControllerCreatesPartition(p) ==
        /\ CordonsOn => \A r \in ReplicaSet(p) : HasUncordonedDirs(r)
        /\ isr # {}
        /\ partition' = [partition EXCEPT ![p] =
-             NewPartition(Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])]
+             NewPartition(p, Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])]
        /\ LogWrite(network, <<PartitionRec(p, Replicas(p)[first], isr, [r \in ReplicaSet(p) |-> DefaultDir(r)])>>,
                    NoResponse)
        /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig, registeredCordons, reportedCordons, deleted, counters, tool, session, shutdownVars>> /\ GiveUp
@@ -1520,7 +1526,7 @@ AdminDeletesTopic(p) ==
 DesignatedElectionAllowed(p, b) ==
     LET part == partition[p]
     IN /\ part # NoPartition
-       /\ b \in ReplicaSet(p)
+       /\ b \in ReplicasOf(part)
        /\ part.leader = NoLeader \/ Mutant = "designated_with_leader"
        /\ part.leader # b
        /\ AcceptableLeader(b, part.dirs[b], brokerEpoch, fenced, onlineDirs)
@@ -1634,7 +1640,7 @@ AdminElectsPreferredLeader(p) ==
     LET rec == PreferredElectionRecord(partition[p], p, brokerEpoch, fenced, onlineDirs)
     IN /\ PreferredElections
        /\ partition[p] # NoPartition
-       /\ partition[p].leader # Replicas(p)[1]
+       /\ partition[p].leader # partition[p].replicas[1]
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
@@ -1769,7 +1775,8 @@ NewlyAcked(b, part, log, old, target) ==
     ELSE {<<o, part.leaderEpoch, b, Kept>> : o \in {o \in old .. target - 1 : log[o + 1] = part.leaderEpoch}}
 \* Replica b can fetch p from leader l in leader epoch le.
 FetchingFrom(b, p, l, le) ==
-    /\ b \in ReplicaSet(p)
+    /\ BrokerView(b).partition[p] # NoPartition
+    /\ b \in ReplicasOf(BrokerView(b).partition[p])
     /\ ReplicaReadable(b, p)
     /\ BrokerView(b).partition[p] # NoPartition
     /\ BrokerView(b).partition[p].leader = l
@@ -1927,7 +1934,8 @@ FetchesBatch(b, p, l) ==
 FollowerFetches(b, p) ==
     LET l == BrokerView(b).partition[p].leader
     IN /\ DataPlane
-       /\ b \in ReplicaSet(p)
+       /\ BrokerView(b).partition[p] # NoPartition
+       /\ b \in ReplicasOf(BrokerView(b).partition[p])
        /\ ReplicaReadable(b, p)
        /\ BrokerView(b).partition[p] # NoPartition
        /\ l # NoLeader
@@ -1986,7 +1994,8 @@ LeaderSendsAlterPartition(b, p, r) ==
         members == IF r \in part.isr THEN part.isr \ {r} ELSE part.isr \cup {r}
     IN /\ DataPlane
        /\ r # b
-       /\ r \in ReplicaSet(p)
+       /\ part # NoPartition
+       /\ r \in ReplicasOf(part)
        /\ Room
        /\ Leads(b, p)
        /\ ~AlterPartitionPending(b, p)
@@ -2046,7 +2055,7 @@ AlterPartitionError(m) ==
        ELSE IF m.leaderEpoch < part.leaderEpoch THEN "FENCED_LEADER_EPOCH"
        ELSE IF m.broker # part.leader THEN "INVALID_REQUEST"
        ELSE IF m.partitionEpoch < part.partitionEpoch THEN "INVALID_UPDATE_VERSION"
-       ELSE IF ~(proposed \subseteq ReplicaSet(m.partition)) \/ part.leader \notin proposed THEN "INVALID_REQUEST"
+       ELSE IF ~(proposed \subseteq ReplicasOf(part)) \/ part.leader \notin proposed THEN "INVALID_REQUEST"
        \* a leader still recovering from an unclean election is the ISR alone, and RECOVERED stays
        ELSE IF m.recovering /\ (Cardinality(proposed) > 1 \/ ~part.recovering) THEN "INVALID_REQUEST"
        ELSE IF \E r \in proposed : ~Registered(r) \/ InControlledShutdown(r) \/ (fenced[r] /\ Mutant # "fenced_replica_joins_isr")
@@ -2103,8 +2112,8 @@ ReplicaLogInfo(b, p) ==
     LET log == replicaLog[b][p]
     IN IF ToolEpoch = "last_written" THEN <<LatestEpoch(b, p), Len(log)>>
        ELSE <<BrokerView(b).partition[p].leaderEpoch, Len(log)>>
-Answered(p) == {b \in ReplicaSet(p) : tool.answers[p][b] # <<>>}
-ReplicaIndex(p, b) == CHOOSE k \in 1 .. ReplicationFactor : Replicas(p)[k] = b
+Answered(p) == {b \in ReplicasOf(partition[p]) : tool.answers[p][b] # <<>>}
+ReplicaIndex(p, b) == CHOOSE k \in DOMAIN partition[p].replicas : partition[p].replicas[k] = b
 \* b ranks at least as high as c: the higher epoch, then the longer log, then replica order.
 RanksFirst(p, b, c) ==
     LET x == tool.answers[p][b]
@@ -2248,13 +2257,13 @@ HighWatermarkWithinLog ==
 \* Every record ever acknowledged is in the log of every broker that acts as the partition's
 \* leader: one an election gave up, or a replaced disk took the last copy of, counts as lost.
 CommittedRecordsSurvive ==
-    DataPlane => \A p \in Partitions : \A b \in ReplicaSet(p) :
+    DataPlane => \A p \in Partitions : \A b \in Brokers :
         Leads(b, p) => \A e \in acked[p] : Holds(replicaLog[b][p], e)
 
 \* Every acknowledged record a broker acting as the partition's leader lacks was given up by a
 \* declared loss (an election declaring itself unclean, or a replaced disk taking the last copy).
 LossesDeclared ==
-    DataPlane => \A p \in Partitions : \A b \in ReplicaSet(p) :
+    DataPlane => \A p \in Partitions : \A b \in Brokers :
         Leads(b, p) => \A e \in acked[p] : e[4] = Kept => Holds(replicaLog[b][p], e)
 
 \* The records acknowledged in a leader epoch were all acknowledged by one broker.
@@ -2300,7 +2309,7 @@ LeaderInIsr ==
 \* The ISR is a subset of the replica set, non-empty without ELR (KIP-966 lets an ISR shrink to
 \* nothing, its members kept as eligible leader replicas).
 IsrWithinReplicas ==
-    \A p \in Created : (partition[p].isr # {} \/ ElrEnabled) /\ partition[p].isr \subseteq ReplicaSet(p)
+    \A p \in Created : (partition[p].isr # {} \/ ElrEnabled) /\ partition[p].isr \subseteq ReplicasOf(partition[p])
 
 \* Every ISR member's replica is on an online directory, except the last member kept in the
 \* ISR of a leaderless partition.
@@ -2322,7 +2331,7 @@ OfflineDirsReallyOffline ==
 ReservedUUIDsNeverReal ==
     /\ \A b \in Brokers : \A i \in Slots : ~IsReserved(dirIds[b][i])
     /\ \A b \in Brokers : \A d \in onlineDirs[b] : ~IsReserved(d)
-    /\ \A p \in Created : \A r \in ReplicaSet(p) : partition[p].dirs[r] # RESERVED3
+    /\ \A p \in Created : \A r \in ReplicasOf(partition[p]) : partition[p].dirs[r] # RESERVED3
 
 \* On a broker, a replica lives in at most one online directory, and a future replica in
 \* another one: two live copies would diverge.
@@ -2348,7 +2357,7 @@ ElectedWhenPossible ==
 \* one, the running broker has the correcting assignment queued (KAFKA-16297).
 FailedMoveReverted ==
     \A b \in Brokers, p \in Created :
-        (brokerStatus[b] = "RUNNING" /\ b \in ReplicaSet(p) /\ queued[b][p] = NONE) =>
+        (brokerStatus[b] = "RUNNING" /\ b \in ReplicasOf(partition[p]) /\ queued[b][p] = NONE) =>
             LET md == partition[p].dirs[b]
                 named == {i \in Slots : dirIds[b][i] = md}
             IN (named # {} /\ SlotFailed(b, Min(named))) =>
@@ -2402,7 +2411,7 @@ UpdatesOnlyOfflinePartitions ==
             LET b == m.broker IN
             \A p \in CreatedAndKept :
                 (<<partition[p].leader, partition[p].isr>> # <<partition'[p].leader, partition'[p].isr>>) =>
-                    \/ /\ b \in ReplicaSet(p)
+                    \/ /\ b \in ReplicasOf(partition[p])
                        /\ \/ partition[p].dirs[b] \in onlineDirs[b] /\ partition[p].dirs[b] \notin onlineDirs'[b]
                           \* it fences the sender, or the sender asks to shut down
                           \/ ~fenced[b] /\ fenced'[b]
@@ -2427,7 +2436,7 @@ FencedUntilAssigned ==
     \A b \in Brokers :
         (now.fenced[b] /\ ~next.fenced[b] /\ next.onlineDirs[b] # {}) =>
             \A p \in Partitions :
-                (next.partition[p] # NoPartition /\ b \in ReplicaSet(p)) => next.partition[p].dirs[b] # UNASSIGNED
+                (next.partition[p] # NoPartition /\ b \in ReplicasOf(next.partition[p])) => next.partition[p].dirs[b] # UNASSIGNED
 
 \* A designated election (KIP-1275), an operator's or the recovery tool's, happens only for a
 \* leaderless partition and elects a replica in the replica set that is unfenced and on an
@@ -2531,7 +2540,7 @@ PlacementHonoursReportedCordons ==
     CordonsOn =>
         \A p \in Partitions :
             (partition[p] = NoPartition /\ partition'[p] # NoPartition) =>
-                \A r \in ReplicaSet(p) :
+                \A r \in ReplicasOf(partition'[p]) :
                     ~(reportedCordons[r] # <<>> /\ onlineDirs[r] # {} /\ onlineDirs[r] \subseteq reportedCordons[r][1])
 
 \* KIP-1066: a broker places a new replica in a directory its cordoned.log.dirs names only when
@@ -2597,7 +2606,7 @@ AssignmentPending(b, p) == brokerStatus[b] = "RUNNING" /\ queued[b][p] # NONE
 LeaderlessWithCandidate(p) ==
     /\ partition[p] # NoPartition
     /\ partition[p].leader = NoLeader
-    /\ \E r \in IF UncleanIn(topicConfig) THEN ReplicaSet(p)
+    /\ \E r \in IF UncleanIn(topicConfig) THEN ReplicasOf(partition[p])
                 ELSE IF partition[p].isr # {} \/ ~ElrEnabled THEN partition[p].isr ELSE partition[p].elr :
            Registered(r) /\ ~fenced[r] /\ DirOnlineInMetadata(r, partition[p].dirs[r])
 FailureUnacknowledged(b) == brokerStatus[b] = "RUNNING" /\ \E i \in Slots : dirState[b][i] = "FAILED"
@@ -2606,7 +2615,8 @@ DeadButUnfenced(b) == Registered(b) /\ ~fenced[b] /\ ~Alive(b)
 \* Fetch = "batch": follower b can fetch p from the leader its metadata names, in that leader's
 \* epoch, and its log is not a prefix of the leader's.
 FollowerDiverged(b, p) ==
-    /\ b \in ReplicaSet(p)
+    /\ BrokerView(b).partition[p] # NoPartition
+    /\ b \in ReplicasOf(BrokerView(b).partition[p])
     /\ ReplicaReadable(b, p)
     /\ Follows(b, p)
     /\ LET l == BrokerView(b).partition[p].leader

@@ -12,7 +12,7 @@ from __future__ import annotations
 from kraftcheck.model.state import (
     KEPT, LOST_BY_DISK, LOST_BY_ELECTION,
     ACKED, ALTER_PARTITION_RESPONSE, DIRS, ELR, FENCED, HIGH_WATERMARK, ISR, LAST_KNOWN_ELR, LEADER, LEADER_EPOCH,
-    NO_LEADER_CHANGE, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, RECOVERING, except_at,
+    NO_LEADER_CHANGE, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, RECOVERING, REPLICAS, except_at,
 )
 
 from .test_kafka_dataplane import alter_partition, cluster
@@ -24,7 +24,8 @@ ELR_ON = {"elr": True, "min_isr": 2}
 def with_partition(model, state, leader, isr, elr=(), known=(), recovering=False):
     """Partition 0 as given (epochs as they are)."""
     part = state[PARTITION][0]
-    part = (leader, tuple(isr), part[DIRS], part[LEADER_EPOCH], part[PARTITION_EPOCH], tuple(elr), tuple(known), recovering)
+    part = (leader, tuple(isr), part[DIRS], part[LEADER_EPOCH], part[PARTITION_EPOCH], tuple(elr), tuple(known), recovering,
+            part[REPLICAS])
     return model._with(state, partition=except_at(state[PARTITION], 0, part))
 
 
