@@ -435,6 +435,7 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
         "uncleanprogress": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs",
                                           "ElectedWhenPossible"]),
         "designatedcode": ("violation", ["LeaderOnOnlineDir", "IsrOnOnlineDirs", "FencedUntilAssigned"]),
+        "deletion": ("violation", ["LeaderOnOnlineDir", "IsrOnOnlineDirs", "FencedUntilAssigned"]),
         "movescode": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs",
                                     "ElectedWhenPossible", "AcknowledgedFailureLeadsNothing", "FencedUntilAssigned"]),
     }
