@@ -27,7 +27,7 @@ from typing import Any
 from kraftcheck.model.state import (
     ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, BROKER_EPOCH, HEARTBEAT_RESPONSE, IN_CONTROLLED_SHUTDOWN, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER,
     LEADER_EPOCH, METADATA_VERSION, METADATA_VERSION_NAMES, NETWORK, ONLINE_DIRS, PARTITION, PARTITION_EPOCH,
-    RECOVERING, REPLICAS, REGISTERED_INCARNATION, REGISTER_RESPONSE, UNCOMMITTED, dir_name, MV_3_7_IV2, REGISTERED_CORDONS,
+    RECOVERING, REPLICAS, REMOVING, ADDING, REGISTERED_INCARNATION, REGISTER_RESPONSE, UNCOMMITTED, dir_name, MV_3_7_IV2, REGISTERED_CORDONS,
 )
 from kraftcheck.model.uuids import FIRST_REAL, LOST, MIGRATING, RESERVED3, UNASSIGNED
 
@@ -49,6 +49,8 @@ CONTROLLER_ACTIONS = {
     "ControllerHandlesAlterPartition": "alterPartition",
     "ControllerCreatesPartition": "createPartition",
     "AdminDeletesTopic": "deleteTopic",
+    "AdminReassignsPartition": "alterPartitionReassignments",
+    "AdminCancelsReassignment": "alterPartitionReassignments",
     "AdminElectsUncleanLeader": "electLeaders",
     "ControllerElectsUncleanLeaders": "electUncleanLeaders",
     "AdminUpgradesMetadataVersion": "upgradeMetadataVersion",
@@ -205,6 +207,9 @@ def request_for(model, pre, action, epochs: EpochMap) -> dict | None:
         return {"op": op, "partition": p, "replicas": list(model.replicas[p])}
     if op == "deleteTopic":
         return {"op": op, "partition": params[0]}
+    if op == "alterPartitionReassignments":
+        # the target replicas; none (null) cancels the reassignment under way
+        return {"op": op, "partition": params[0], "replicas": list(params[1]) if len(params) > 1 else None}
     if op == "electLeaders":
         election = "preferred" if name == "AdminElectsPreferredLeader" else "unclean"
         return {"op": op, "partition": params[0], "electionType": election}
@@ -247,7 +252,8 @@ def model_outcome(model, pre, action, post) -> str | None:
     if name == "ControllerHandlesAlterPartition":
         answers = [m for m in sent if m[0] == ALTER_PARTITION_RESPONSE]
         return answers[0][6] if answers else "stale"
-    if name in ("ControllerCreatesPartition", "AdminDeletesTopic", "AdminElectsUncleanLeader", "AdminUpgradesMetadataVersion", "AdminAltersMinIsr",
+    if name in ("ControllerCreatesPartition", "AdminDeletesTopic", "AdminReassignsPartition", "AdminCancelsReassignment",
+                "AdminElectsUncleanLeader", "AdminUpgradesMetadataVersion", "AdminAltersMinIsr",
                 "AdminTogglesUncleanElection", "AdminElectsPreferredLeader"):
         return "accepted"  # the model's guard took the request: Kafka must too
     return None
@@ -272,7 +278,8 @@ def kafka_outcome(op: str, response: dict) -> str | None:
         if error == "STALE_BROKER_EPOCH":
             return "stale"
         return part_error if error == "NONE" else error
-    if op in ("createPartition", "deleteTopic", "electLeaders", "upgradeMetadataVersion", "alterConfig"):
+    if op in ("createPartition", "deleteTopic", "alterPartitionReassignments", "electLeaders", "upgradeMetadataVersion",
+              "alterConfig"):
         worst = error if error != "NONE" else part_error
         return "accepted" if worst == "NONE" else worst
     return None
@@ -328,6 +335,9 @@ def model_view(model, s) -> dict:
         }
         if model.settings.records:
             view["recovering"] = part[RECOVERING]
+        if model.settings.reassignments:
+            view["removingReplicas"] = sorted(part[REMOVING])
+            view["addingReplicas"] = sorted(part[ADDING])
         if model.settings.dynamic_configs:
             view["minIsr"] = str(model.min_isr(s))
             view["uncleanElection"] = _config_text(model.unclean_enabled(s))
@@ -379,6 +389,9 @@ def kafka_view(model, state: dict, epochs: EpochMap) -> dict:
         }
         if model.settings.records:
             view["recovering"] = part["leaderRecoveryState"] == 1
+        if model.settings.reassignments:
+            view["removingReplicas"] = sorted(part.get("removingReplicas", []))
+            view["addingReplicas"] = sorted(part.get("addingReplicas", []))
         if model.settings.dynamic_configs:
             view["minIsr"] = part.get("minIsr")
             view["uncleanElection"] = part.get("uncleanElection")

@@ -12,7 +12,7 @@ from .state import (
     GIVEN_UP, LOGS, MOVES_STARTED, NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION, QUEUED, REGISTER,
     REGISTER_RESPONSE, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, WANT_SHUTDOWN, LOST_BY_DISK, LOST_BY_POWER, FLUSHED, bag_add,
     bag_remove, except_at,
-    given_up_unless, holds, CORDONED,
+    given_up_unless, holds, CORDONED, FOLLOWER_END, EPOCH_ENTRY,
 )
 from .uuids import LOST, MIGRATING, RESERVED, UNASSIGNED
 
@@ -257,8 +257,11 @@ class BrokerActions:
             return None
         if view[DELETED] and view[DELETED][p]:
             return self._delete_replica(s, b, p)
-        if part is None or b not in part[REPLICAS]:
+        if part is None:
             return None
+        if b not in part[REPLICAS]:
+            # reassigned away: stopPartitions deletes the replica as for a deleted topic
+            return self._delete_replica(s, b, p)
         if s[QUEUED][b][p] != NONE:
             return None  # an assignment is pending: the metadata will change again
         ids = s[DIR_IDS][b]
@@ -320,16 +323,27 @@ class BrokerActions:
         return create_and_queue()
 
     def _delete_replica(self, s, b, p):
-        """The topic of p is deleted: ReplicaManager.applyDelta stops the replica and deletes its
-        logs (stopPartitions, deleting the future replica's too).  A log on a failed disk cannot
-        be deleted: it stays until the disk is back, and is deleted then (a stray of a topic the
-        metadata no longer has).  A directory assignment the broker queued for p stays queued:
-        nothing tells AssignmentsManager, which drops it when it next sends (Assignment.valid)."""
+        """The topic of p is deleted, or b is no longer among p's replicas: ReplicaManager.applyDelta
+        stops the replica and deletes its logs (stopPartitions, deleting the future replica's
+        too), records, high watermark and leader-epoch cache with them.  A log on a failed disk
+        cannot be deleted: it stays until the disk is back, and is deleted then (a stray of a
+        partition the metadata no longer gives the broker).  A directory assignment the broker
+        queued for p stays queued: nothing tells AssignmentsManager, which drops it when it next
+        sends (Assignment.valid)."""
         logs = tuple(tuple(x for x in held if x != p) if self.slot_online(s, b, i) else held
                      for i, held in enumerate(s[LOGS][b]))
         if logs == s[LOGS][b] and s[FUTURE][b][p] == NONE:
             return None
-        return self._with(s, logs=except_at(s[LOGS], b, logs), future=except_at(s[FUTURE], b, except_at(s[FUTURE][b], p, NONE)))
+        n = self._with(s, logs=except_at(s[LOGS], b, logs), future=except_at(s[FUTURE], b, except_at(s[FUTURE][b], p, NONE)))
+        if n[REPLICA_LOG] and not any(p in held for held in logs):
+            n = self._with(n, replicaLog=except_at(n[REPLICA_LOG], b, except_at(n[REPLICA_LOG][b], p, ())),
+                           highWatermark=except_at(n[HIGH_WATERMARK], b, except_at(n[HIGH_WATERMARK][b], p, 0)),
+                           followerEnd=except_at(n[FOLLOWER_END], b, except_at(n[FOLLOWER_END][b], p, self.no_follower_state)))
+            if n[FLUSHED]:
+                n = self._with(n, flushed=except_at(n[FLUSHED], b, except_at(n[FLUSHED][b], p, 0)))
+            if n[EPOCH_ENTRY]:
+                n = self._with(n, epochEntry=except_at(n[EPOCH_ENTRY], b, except_at(n[EPOCH_ENTRY][b], p, -1)))
+        return n
 
     def _promote(self, s, b, p):
         """Swap a caught-up future replica in: it becomes the replica, the source is deleted."""
@@ -349,8 +363,8 @@ class BrokerActions:
     def BrokerSendsAssignment(self, s, b, p):
         """AssignmentsManager.maybeSendAssignments: send the queued AssignReplicasToDirs entry for p
         (one in flight per partition), or drop it unsent if the metadata the broker has loaded no
-        longer has the broker hold a replica of p: the topic deleted, or the partition gone
-        (Assignment.valid; without it, KAFKA-17190)."""
+        longer has the broker hold a replica of p (Assignment.valid): the topic deleted (without
+        that check, KAFKA-17190), or the broker reassigned away (without it, KAFKA-16886)."""
         epoch = s[KNOWN_EPOCH][b]
         directory = s[QUEUED][b][p]
         if s[STATUS][b] != RUNNING or directory in (NONE, GIVEN_UP):
@@ -360,7 +374,10 @@ class BrokerActions:
             return None
         if self.in_flight(s, (ASSIGN, ASSIGN_RESPONSE), b, epoch, p):
             return None
-        if (view[PARTITION][p] is None or b not in view[PARTITION][p][REPLICAS]) and self.mutant != "assignment_retried_for_deleted_topic":
+        part = view[PARTITION][p]
+        gone = part is None and self.mutant != "assignment_retried_for_deleted_topic"
+        moved = part is not None and b not in part[REPLICAS] and self.mutant != "assignment_retried_for_reassigned_replica"
+        if gone or moved:
             return self._with(s, queued=except_at(s[QUEUED], b, except_at(s[QUEUED][b], p, NONE)))
         if not self.room(s):
             return None

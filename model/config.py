@@ -129,6 +129,13 @@ class Settings:
     #: assignments queued for it are dropped before they are sent (AssignmentsManager); a deleted topic
     #: is not created again.  Without the data plane and the recovery tool (false: the feature is off)
     topic_deletion: bool = False
+    #: times in the whole run an operator reassigns a partition (kafka-reassign-partitions --execute:
+    #: AlterPartitionReassignments, to any list of registered brokers one to replication_factor long)
+    #: or cancels a reassignment under way (--cancel); the controller adds the new replicas at once and
+    #: removes the old ones once the ISR holds every new one, and a broker no longer a replica deletes
+    #: its replica and drops a directory assignment it queued for it.  Without the recovery tool and
+    #: cordons (0: the feature is off)
+    reassignments: int = 0
     #: eligible leader replicas (KIP-966), standing for metadata version 4.0-IV1 or later: an ISR
     #: may shrink to nothing, its lost members stay eligible, and a new incarnation's
     #: registration takes its broker out of ISRs and ELRs (unclean shutdown)
@@ -246,7 +253,7 @@ def _validate(s: Settings) -> None:
         f"model setting 'replication_factor' must be between 1 and brokers ({s.brokers}), not {r(s.replication_factor)}",
     )
     for key in ("restarts", "dir_failures", "max_losses", "session_expiries", "clean_shutdowns", "moves", "failovers", "records",
-                "recovery_tool", "min_isr_changes", "unclean_toggles", "cordons"):
+                "recovery_tool", "min_isr_changes", "unclean_toggles", "cordons", "reassignments"):
         value = getattr(s, key)
         need(0 <= value <= MAX_COUNT, f"model setting {key!r} must be between 0 and {MAX_COUNT}, not {reprlib.repr(value)}")
     need(1 <= s.max_messages <= MAX_COUNT,
@@ -302,5 +309,8 @@ def _validate(s: Settings) -> None:
     need(not s.topic_deletion or (s.records == 0 and s.recovery_tool == 0),
          "model setting 'topic_deletion' needs records = 0 and recovery_tool = 0: a deleted topic's records are "
          "not modeled")
+    need(s.reassignments == 0 or (s.recovery_tool == 0 and s.cordons == 0),
+         "model setting 'reassignments' needs recovery_tool = 0 and cordons = 0: the tool's replicas and the "
+         "cordoned brokers' placement are not modeled for a reassigned partition")
     if s.mutant != "none" and s.mutant not in MUTANTS:
         raise ValueError(f"unknown mutant {r(s.mutant)} (known: {', '.join(MUTANTS)})")

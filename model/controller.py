@@ -4,7 +4,7 @@ operations: each reads the image, writes records, replays them, and answers."""
 from __future__ import annotations
 
 from .state import (
-    REPLICAS,
+    REPLICAS, REMOVING, ADDING, REASSIGNMENTS_MADE,
     ALTER_PARTITION_RESPONSE, ASSIGN_RESPONSE, AWAITED_HEARTBEATS, BROKER_EPOCH, COMMITTED_IMAGE, DIRS, FAILOVERS_DONE, FEATURE_LEVEL,
     ELR, FENCED, LAST_KNOWN_ELR, LEADER_EPOCH, RECOVERING, NO_LEADER_CHANGE, PARTITION_EPOCH,
     HEARTBEAT_RESPONSE, ISR, LEADER, MV_3_7_IV2, NETWORK, NO_LEADER, ONLINE_DIRS, PARTITION,
@@ -13,6 +13,7 @@ from .state import (
     bag_remove, except_at, CLEAR_ELR, CONFIG_CHANGES, CONFIG_RECORD, MIN_ISR, TOPIC_CONFIG, UNCLEAN_ENABLED,
     CORDONED, CORDONED_DIRS, CORDON_CHANGES, REGISTERED_CORDONS, REPORTED_CORDONS, STATUS, RUNNING, DELETED, REMOVE_TOPIC,
 )
+from .records import NotAReplica
 from .uuids import LOST, UNASSIGNED, is_online, is_reserved
 
 
@@ -539,6 +540,65 @@ class ControllerHandlers:
             return None
         return self.write(s, [(REMOVE_TOPIC, p)])
 
+    def AdminReassignsPartition(self, s, p, target):
+        """AlterPartitionReassignments with target replicas ``target`` for p
+        (ReplicationControlManager.changePartitionReassignment, on the controller's own state):
+        every target broker registered (validateManualPartitionAssignment, else
+        InvalidReplicaAssignmentException: nothing written); the replicas it removes are the
+        current ones not in the target, those it adds the target's not current ones
+        (PartitionReassignmentReplicas), and the replicas the target, then the removed ones.
+        The builder's record (an ONLINE election, replicas judged on the partition's directories)
+        completes the reassignment at once when the ISR allows it.  A request that changes
+        nothing writes nothing."""
+        if s[REASSIGNMENTS_MADE] >= self.settings.reassignments:
+            return None
+        part = s[PARTITION][p]
+        if part is None or not all(self.registered(s, r) for r in target):
+            return None  # UNKNOWN_TOPIC_OR_PARTITION, or InvalidReplicaAssignmentException
+        current = part[REPLICAS]
+        removing = tuple(sorted(set(current) - set(target)))
+        adding = tuple(sorted(set(target) - set(current)))
+        replicas = tuple(target) + removing
+        # the builder is told only what differs, and no empty removing or adding
+        try:
+            record = self.partition_change_record(s, p, election="online", acceptor_dirs=part[DIRS],
+                                                  target_replicas=replicas if replicas != current else None,
+                                                  target_removing=removing or None, target_adding=adding or None)
+        except NotAReplica:
+            return None  # the partition's error: UNKNOWN_SERVER_ERROR, nothing written
+        if record is None:
+            return None
+        return self.write(self._with(s, reassignmentsMade=s[REASSIGNMENTS_MADE] + 1), [record])
+
+    def AdminCancelsReassignment(self, s, p):
+        """AlterPartitionReassignments with null replicas for p: the reassignment under way is
+        reverted (cancelPartitionReassignment, PartitionReassignmentRevert): the replicas it adds
+        leave the replicas and the ISR; an ISR left empty takes the first remaining replica, an
+        unclean election, refused (InvalidReplicaAssignmentException) unless the topic's
+        unclean.leader.election.enable is on.  No reassignment under way:
+        NoReassignmentInProgressException.  Either error writes nothing."""
+        if s[REASSIGNMENTS_MADE] >= self.settings.reassignments:
+            return None
+        part = s[PARTITION][p]
+        if part is None or not (part[REMOVING] or part[ADDING]):
+            return None
+        original = tuple(r for r in part[REPLICAS] if r not in part[ADDING])
+        isr = tuple(r for r in part[ISR] if r not in part[ADDING])
+        unclean = self.controller_unclean_enabled(s)
+        if not isr:
+            if not unclean:
+                return None
+            isr = (original[0],)
+        try:
+            record = self.partition_change_record(s, p, target_isr=isr, election="unclean" if unclean else "online",
+                                                  acceptor_dirs=part[DIRS], target_replicas=original, target_removing=(),
+                                                  target_adding=())
+        except NotAReplica:
+            return None
+        if record is None:
+            return None
+        return self.write(self._with(s, reassignmentsMade=s[REASSIGNMENTS_MADE] + 1), [record])
+
     # -----------------------------------------------------------------------------------------
     # Admin and network
     # -----------------------------------------------------------------------------------------
@@ -565,7 +625,7 @@ class ControllerHandlers:
             return None
         record = (PARTITION_CHANGE, p, b, (b,) if part[ISR] != (b,) else None, None,
                   () if part[ELR] else None, () if part[LAST_KNOWN_ELR] else None,
-                  True if self.settings.records and not part[RECOVERING] else None)
+                  True if self.settings.records and not part[RECOVERING] else None, None, None, None)
         return self.write(s, [record])
 
     def AdminElectsUncleanLeader(self, s, p):

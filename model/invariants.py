@@ -132,9 +132,10 @@ class Invariants:
         for p, part in self._created(s):
             if part[LEADER] != NO_LEADER:
                 continue
-            # with ELR, an empty ISR elects from the eligible leader replicas
+            # with ELR, an empty ISR elects from the eligible leader replicas; an election looks at
+            # the replicas only (an ELR may keep a broker a reassignment removed)
             candidates = part[ISR] or (part[ELR] if self.settings.elr else ())
-            for r in candidates:
+            for r in (r for r in candidates if r in part[REPLICAS]):
                 if self.active(s, r) and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)):
                     return False
         return True
@@ -351,15 +352,18 @@ class Invariants:
         unclean shutdown, when an election replaces the leader and clears them, or when
         min.insync.replicas changes, under which they were chosen (KIP-966: the
         ELR keeps, while the ISR is short, the replicas that hold everything committed; a clean
-        shutdown loses nothing).  A failover's reverting is no change."""
+        shutdown loses nothing), or once a reassignment has taken it out of the replicas.  The
+        controller reads min.insync.replicas as no more than the replicas the partition had
+        (getTopicEffectiveMinIsr).  A failover's reverting is no change."""
         if (not self.settings.elr or t[PARTITION] is s[PARTITION] or action[0] == "ControllerFailsOver"
                 or self.min_isr(t) != self.min_isr(s)):
             return True
         for p in self.partitions:
             a, c = s[PARTITION][p], t[PARTITION][p]
-            if a is None or c is None or len(c[ISR]) >= self.min_isr(t) or c[LEADER] not in (NO_LEADER, a[LEADER]):
+            if (a is None or c is None or len(c[ISR]) >= self.effective_min_isr(t, a)
+                    or c[LEADER] not in (NO_LEADER, a[LEADER])):
                 continue
-            for r in set(a[ELR]) - set(c[ELR]) - set(c[ISR]):
+            for r in (set(a[ELR]) - set(c[ELR]) - set(c[ISR])) & set(c[REPLICAS]):
                 if t[REGISTERED_INCARNATION][r] == s[REGISTERED_INCARNATION][r] or self._clean_reregistration(s, action, r):
                     return False
         return True

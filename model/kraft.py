@@ -12,6 +12,8 @@ trace shows.
 
 from __future__ import annotations
 
+from itertools import permutations
+
 from .broker import BrokerActions
 from .config import Settings
 from .controller import ControllerHandlers
@@ -33,6 +35,7 @@ from .state import (
     NETWORK, NEXT_UUID, NONE, OFF, ONLINE_DIRS, PARTITION_EPOCH, QUEUED, REGISTER,
     REGISTERED_INCARNATION, REPAIRED, REPLACED, RUNNING, STARTING, STATUS, STATUS_NAMES, UNCOMMITTED,
     describe_loss, dir_name, CONFIG_CHANGES, TOPIC_CONFIG, CORDONED, CORDON_CHANGES, REPORTED_CORDONS, EPOCH_ENTRY, DELETED,
+    REPLICAS, REMOVING, ADDING, REASSIGNMENTS_MADE,
 )
 from .uuids import FIRST_REAL, uuid_name
 
@@ -50,6 +53,9 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         # A fixed replica assignment: partition p on brokers p, p+1, ... (mod brokers); the
         # first replica is the preferred leader.
         self.replicas = tuple(tuple((p + i) % st.brokers for i in range(st.replication_factor)) for p in self.partitions)
+        # AdminReassignsPartition's targets: every list of distinct brokers, one to replication_factor long
+        self.reassignment_targets = tuple(t for k in range(1, st.replication_factor + 1)
+                                          for t in permutations(self.brokers, k)) if st.reassignments else ()
         self.legacy = tuple(b < st.legacy_brokers for b in self.brokers)
         self.actions = list(ACTIONS)
         self.mutants = dict(MUTANTS)
@@ -163,6 +169,7 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             0,
             (),
             (),
+            0,
         )
         if self.data_plane:
             # every replica's log empty; no leader has heard from a follower yet
@@ -262,6 +269,11 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
         if self.settings.topic_deletion:
             for p in self.partitions:
                 add(("AdminDeletesTopic", p), self.AdminDeletesTopic(s, p))
+        if self.settings.reassignments:
+            for p in self.partitions:
+                for target in self.reassignment_targets:
+                    add(("AdminReassignsPartition", p, target), self.AdminReassignsPartition(s, p, target))
+                add(("AdminCancelsReassignment", p), self.AdminCancelsReassignment(s, p))
         if self.settings.designated:
             for p in self.partitions:
                 for b in self.replicas[p]:
@@ -349,6 +361,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             return f"ControllerFailsOver({kept} uncommitted batch{'' if kept == 1 else 'es'} kept)"
         if name == "AdminAltersMinIsr":
             return f"AdminAltersMinIsr(min.insync.replicas={params[0]})"
+        if name == "AdminReassignsPartition":
+            return f"AdminReassignsPartition(p{params[0]} -> {list(params[1])})"
         if params and isinstance(params[0], tuple):  # a message delivered or lost
             return f"{name}({message_label(params[0])})"
         kinds = _PARAM_KINDS.get(name, ())
@@ -428,6 +442,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
             **({"epochEntry": [list(per) for per in s[EPOCH_ENTRY]]} if s[EPOCH_ENTRY] else {}),
             # only when topics may be deleted
             **({"deleted": controller["deleted"]} if s[DELETED] else {}),
+            # only when partitions may be reassigned
+            **({"reassignmentsMade": s[REASSIGNMENTS_MADE]} if self.settings.reassignments else {}),
         }
 
     def describe_controller(self, image) -> dict:
@@ -449,6 +465,8 @@ class KRaftJBOD(BrokerActions, ControllerHandlers, DataPlaneActions, RecoveryToo
                 view.update(elr=list(part[ELR]), lastKnownElr=list(part[LAST_KNOWN_ELR]))
             if self.tracks_recovery:
                 view.update(leaderRecoveryState="RECOVERING" if part[RECOVERING] else "RECOVERED")
+            if self.settings.reassignments:
+                view.update(replicas=list(part[REPLICAS]), removingReplicas=list(part[REMOVING]), addingReplicas=list(part[ADDING]))
             return view
 
         return {
@@ -489,6 +507,7 @@ _PARAM_KINDS = {
     "ControllerFencesSilentBroker": ("b",),
     "ControllerCreatesPartition": ("p",),
     "AdminDeletesTopic": ("p",),
+    "AdminCancelsReassignment": ("p",),
     "AdminElectsDesignatedLeader": ("p", "b"),
     "AdminElectsUncleanLeader": ("p",),
     "AdminElectsPreferredLeader": ("p",),

@@ -57,6 +57,9 @@ MUTANTS = {
     "nobody knows which acknowledged records it gave up",
     "assignment_retried_for_deleted_topic": "a broker sends a directory assignment it queued although the topic "
     "has since been deleted, and after each UNKNOWN_TOPIC_ID answer sends it again, for ever (KAFKA-17190)",
+    "assignment_retried_for_reassigned_replica": "a broker sends a directory assignment it queued although a "
+    "reassignment has since taken its replica away, and after each NOT_LEADER_OR_FOLLOWER answer sends it again, "
+    "for ever (KAFKA-16886)",
     "assignment_not_retried": "a broker whose AssignReplicasToDirs request or response was lost keeps the "
     "assignment queued and never sends it again (liveness only: AssignmentSettled)",
     "unclean_election_not_retried": "with the topic's unclean.leader.election.enable, the controller runs no "
@@ -102,7 +105,8 @@ MUTANTS = {
 #: The mutants that break only progress properties: the liveness phase catches them (with the model
 #: setting ``progress``), the search for invariant violations and simulation do not.
 LIVENESS_MUTANTS = ("assignment_not_retried", "unclean_election_not_retried", "failover_without_sessions",
-                    "new_epoch_not_cached", "assignment_retried_for_deleted_topic")
+                    "new_epoch_not_cached", "assignment_retried_for_deleted_topic",
+                    "assignment_retried_for_reassigned_replica")
 
 #: The shipped config (spec/configs/NAME.toml) that catches each mutant first, as spec/README.md's
 #: mutant table says; ``kraftcheck list`` shows it and tests/test_mutants.py holds it to the table.
@@ -148,4 +152,5 @@ CAUGHT_AT = {
     "failover_without_sessions": "failoverprogress",
     "new_epoch_not_cached": "fetchprogress",
     "assignment_retried_for_deleted_topic": "deletion",
+    "assignment_retried_for_reassigned_replica": "reassignment",
 }

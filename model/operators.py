@@ -118,6 +118,12 @@ class Operators:
         (topicConfig), or as the settings give it."""
         return view[TOPIC_CONFIG][MIN_ISR] if view[TOPIC_CONFIG] else self.settings.min_isr
 
+    def effective_min_isr(self, view, part) -> int:
+        """ReplicationControlManager.getTopicEffectiveMinIsr, which the controller's builders take:
+        min.insync.replicas, but no more than the partition's replicas (during a reassignment, the
+        replicas it removes too); a broker's leader reads min.insync.replicas itself."""
+        return min(self.min_isr(view), len(part[REPLICAS]))
+
     def unclean_enabled(self, view) -> bool:
         """The topic's unclean.leader.election.enable in the metadata ``view``."""
         return view[TOPIC_CONFIG][UNCLEAN_ENABLED] if view[TOPIC_CONFIG] else self.settings.unclean_election == "topic"

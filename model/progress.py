@@ -175,7 +175,7 @@ class Progress:
         candidates = part[ISR] or (part[ELR] if self.settings.elr else ())
         if self.unclean_enabled(s):
             candidates = part[REPLICAS]
-        return any(self.registered(s, r) and not s[FENCED][r]
+        return any(r in part[REPLICAS] and self.registered(s, r) and not s[FENCED][r]
                    and self.dir_online_in_metadata(s, r, self.replica_dir(part, p, r)) for r in candidates)
 
     def DeadButUnfenced(self, s, b) -> bool:

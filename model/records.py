@@ -5,7 +5,7 @@ kind (ReplicationControlManager.replay, ClusterControlManager.replay)."""
 from __future__ import annotations
 
 from .state import (
-    REPLICAS,
+    REPLICAS, REMOVING, ADDING,
     METADATA_VERSION, METADATA_VERSION_NAMES, MV_3_5, dir_name, CONTROLLER_VARIABLES, FEATURE_LEVEL, NETWORK, UNCOMMITTED, bag_add,
     ACKED, REPLICA_LOG, BROKER_EPOCH, DIRS, ELR, FENCED, ISR, LAST_KNOWN_ELR, LEADER, RECOVERING, LEADER_EPOCH, NONE, NO_LEADER, NO_LEADER_CHANGE,
     ONLINE_DIRS, PARTITION, PARTITION_CHANGE, PARTITION_EPOCH, PARTITION_RECORD,
@@ -14,11 +14,21 @@ from .state import (
 )
 
 
+class NotAReplica(Exception):
+    """PartitionRegistration.directory's IllegalArgumentException: a builder's LeaderAcceptor asked
+    for the directory of a broker that is not among the registration's replicas (an eligible leader
+    replica a reassignment removed, then added back); the request fails, nothing written."""
+
+    def __init__(self, p, b):
+        super().__init__(f"Replica {b} is not assigned to partition {p}")
+
+
 class Records:
     """Building PartitionChangeRecords from an image, and replaying every record kind."""
 
     def partition_change_record(self, view, p, remove=NONE, add=NONE, new_dirs=None, keep_in_isr=False, acceptor_dirs=None,
-                                target_isr=None, unclean_shutdown=NONE, election=None, elr_enabled=None, recovered=False):
+                                target_isr=None, unclean_shutdown=NONE, election=None, elr_enabled=None, recovered=False,
+                                target_replicas=None, target_removing=None, target_adding=None):
         """PartitionChangeBuilder.build, reading the image ``view``: remove a broker from the ISR
         (without ELR never the last member), then elect: the current leader if still valid, else
         the first valid replica in replica order (valid: in the ISR, or in the ELR when the ISR
@@ -34,7 +44,15 @@ class Records:
         and may not lead (handleBrokerUncleanShutdown).  ``election``: "online", "unclean" or
         "preferred" (the first replica if valid, then as "online"),
         by default the topic's unclean.leader.election.enable; ``elr_enabled``: by default the
-        metadata version's (handleAssignReplicasToDirs' builder leaves it off).  With ELR an ISR
+        metadata version's (handleAssignReplicasToDirs' builder leaves it off).  ``target_replicas``,
+        ``target_removing``, ``target_adding``: a reassignment's replicas, and the replicas it removes
+        and adds (setTargetReplicas, setTargetRemoving, setTargetAdding), by default the
+        registration's.  A reassignment under way completes first (completeReassignmentIfNeeded):
+        once the target ISR less the replicas it removes is not empty and holds every remaining
+        replica (from 4.3.0, KAFKA-19975: every replica it adds, and every remaining one only when
+        it removes more than it adds), those are the replicas and that the ISR.  A new replica's directory is the
+        controller's default one (setAssignmentChanges), and a record that drops a replica bumps
+        the leader epoch (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded).  With ELR an ISR
         shorter than min.insync.replicas keeps the members it lost as eligible leader replicas,
         one at least as long clears them.  An unclean election's leader is the ISR alone and,
         with the data plane, RECOVERING.  Returns the PartitionChangeRecord, holding only what
@@ -51,24 +69,41 @@ class Records:
             leaving = {remove, unclean_shutdown} & set(isr)
             if leaving and not keep_in_isr:
                 target_isr = tuple(r for r in isr if r not in leaving)
-        replicas = part[REPLICAS]
+        replicas = part[REPLICAS] if target_replicas is None else target_replicas
+        removing = part[REMOVING] if target_removing is None else target_removing
+        adding = part[ADDING] if target_adding is None else target_adding
+        if removing or adding:
+            # completeReassignmentIfNeeded (PartitionReassignmentReplicas.maybeCompleteReassignment)
+            kept_isr = tuple(r for r in target_isr if r not in removing)
+            kept = tuple(r for r in replicas if r not in removing)
+            if self.rules.reassignment_completes_once_added_in_sync:  # KAFKA-19975
+                in_sync = set(adding) <= set(kept_isr) and (len(adding) >= len(removing) or set(kept) <= set(kept_isr))
+            else:
+                in_sync = set(kept) <= set(kept_isr)
+            if kept_isr and kept and in_sync:
+                target_isr, replicas, removing, adding = kept_isr, kept, (), ()
+        # Kafka's LeaderAcceptor looks a replica's directory up in the registration the builder
+        # started from (PartitionRegistration.directory)
+        judged = dict(zip(part[REPLICAS], judged_dirs))
         # maybePopulateTargetElr (its lastKnownElr is not used: Kafka's controller keeps the last
         # known leader there instead, useLastKnownLeaderInBalancedRecovery)
         target_elr = elr
         if elr_on:
-            if len(target_isr) >= self.min_isr(view):
+            if len(target_isr) >= self.effective_min_isr(view, part):
                 target_elr = ()
             else:
                 candidates = set(elr) | set(isr)
                 target_elr = tuple(sorted(r for r in candidates if r not in target_isr and r != unclean_shutdown))
 
         def acceptable(r):
-            if r in (remove, unclean_shutdown):
+            # LeaderAcceptor: the broker first (isActive; brokerToAdd need only be registered), then
+            # its directory, which PartitionRegistration.directory finds only for a replica of the
+            # registration: for another broker it throws, and the handler fails
+            if r in (remove, unclean_shutdown) or not (self.registered(view, r) if r == add else self.active(view, r)):
                 return False
-            directory = judged_dirs[replicas.index(r)]
-            if r == add:
-                return self.registered(view, r) and self._controller_thinks_online(view, r, directory)
-            return self.acceptable_leader(view, r, directory)
+            if r not in judged:
+                raise NotAReplica(p, r)
+            return self._controller_thinks_online(view, r, judged[r])
 
         def valid(r):  # isValidNewLeader
             return (r in target_isr or (not target_isr and r in target_elr)) and acceptable(r)
@@ -96,6 +131,8 @@ class Records:
                 if self.settings.records and not part[RECOVERING] and self.mutant != "unclean_not_recovering":
                     record_recovering = True  # isLeaderRecoverySupported
         record_leader = new_leader if new_leader != leader else NO_LEADER_CHANGE
+        if record_leader == NO_LEADER_CHANGE and not set(part[REPLICAS]) <= set(replicas):
+            record_leader = leader  # triggerLeaderEpochBumpForReplicaReassignmentIfNeeded
         if not elr_on or record_isr is not None:  # maybeUpdateRecordElr
             target_elr = ()
         record_elr = target_elr if target_elr != elr else None
@@ -118,9 +155,15 @@ class Records:
             record_known = ()
         if recovered and part[RECOVERING]:
             record_recovering = False
+        # setAssignmentChanges: each replica's directory, the controller's default one for a new replica
+        if replicas != part[REPLICAS]:
+            assigned = dict(zip(part[REPLICAS], target_dirs))
+            target_dirs = tuple(assigned[r] if r in assigned else self.default_dir(view, r) for r in replicas)
         record_dirs = target_dirs if target_dirs != dirs else None
-        record = (PARTITION_CHANGE, p, record_leader, record_isr, record_dirs, record_elr, record_known, record_recovering)
-        return None if record[2:] == (NO_LEADER_CHANGE, None, None, None, None, None) else record
+        record = (PARTITION_CHANGE, p, record_leader, record_isr, record_dirs, record_elr, record_known, record_recovering,
+                  replicas if replicas != part[REPLICAS] else None, removing if removing != part[REMOVING] else None,
+                  adding if adding != part[ADDING] else None)
+        return None if record[2:] == (NO_LEADER_CHANGE,) + (None,) * 8 else record
 
     def replay(self, s, records, rebuilding=False):
         """Apply records in order, one replay rule per record kind, as Kafka's replay() does.
@@ -133,7 +176,7 @@ class Records:
             elif record[0] == PARTITION_RECORD:
                 # ReplicationControlManager.replay(PartitionRecord): a new registration
                 _, p, leader, isr, dirs = record
-                fresh = (leader, isr, dirs, 0, 0, (), (), False, self.replicas[p])
+                fresh = (leader, isr, dirs, 0, 0, (), (), False, self.replicas[p], (), ())
                 s = self._with(s, partition=except_at(s[PARTITION], p, fresh))
             elif record[0] == REGISTER_BROKER:
                 # ClusterControlManager.replay(RegisterBrokerRecord): the registration is replaced
@@ -176,7 +219,8 @@ class Records:
                 # ReplicationControlManager.replay(ClearElrRecord): every partition that has an ELR or
                 # a last known leader merges a record emptying both (its partition epoch goes up)
                 cleared = tuple(part if part is None or not (part[ELR] or part[LAST_KNOWN_ELR])
-                                else self.merged(part, (PARTITION_CHANGE, p, NO_LEADER_CHANGE, None, None, (), (), None))
+                                else self.merged(part, (PARTITION_CHANGE, p, NO_LEADER_CHANGE, None, None, (), (), None, None,
+                                                        None, None))
                                 for p, part in enumerate(s[PARTITION]))
                 s = self._with(s, partition=cleared)
             else:
@@ -269,7 +313,7 @@ class Records:
     def merged(part, record):
         """PartitionRegistration.merge: the fields the record sets; the leader epoch goes up when
         it sets a leader, the partition epoch with every record."""
-        _, _, leader, isr, dirs, elr, known, recovering = record
+        _, _, leader, isr, dirs, elr, known, recovering, replicas, removing, adding = record
         return (
             part[LEADER] if leader == NO_LEADER_CHANGE else leader,
             part[ISR] if isr is None else isr,
@@ -279,7 +323,9 @@ class Records:
             part[ELR] if elr is None else elr,
             part[LAST_KNOWN_ELR] if known is None else known,
             part[RECOVERING] if recovering is None else recovering,
-            part[REPLICAS],
+            part[REPLICAS] if replicas is None else replicas,
+            part[REMOVING] if removing is None else removing,
+            part[ADDING] if adding is None else adding,
         )
 
     def change_partition(self, s, p, remove=NONE, new_dirs=None, keep_in_isr=False):
@@ -292,13 +338,16 @@ def record_label(record: tuple) -> str:
     """A metadata record as a trace shows it: ``PartitionChange(p0, leader 1, isr [1])``."""
     kind = record[0]
     if kind == PARTITION_CHANGE:
-        _, p, leader, isr, dirs, elr, known, recovering = record
+        _, p, leader, isr, dirs, elr, known, recovering, replicas, removing, adding = record
         said = [] if leader == NO_LEADER_CHANGE else [f"leader {leader}"]
         said += [] if isr is None else [f"isr {list(isr)}"]
         said += [] if dirs is None else [f"dirs {[dir_name(d) for d in dirs]}"]
         said += [] if elr is None else [f"elr {list(elr)}"]
         said += [] if known is None else [f"lastKnownElr {list(known)}"]
         said += [] if recovering is None else ["RECOVERING" if recovering else "RECOVERED"]
+        said += [] if replicas is None else [f"replicas {list(replicas)}"]
+        said += [] if removing is None else [f"removingReplicas {list(removing)}"]
+        said += [] if adding is None else [f"addingReplicas {list(adding)}"]
         return f"PartitionChange(p{p}{', ' if said else ''}{', '.join(said)})"
     if kind == PARTITION_RECORD:
         _, p, leader, isr, dirs = record

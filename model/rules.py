@@ -36,6 +36,10 @@ class KafkaRules:
     #: KIP-1066 (KAFKA-19774, 4.3.0): brokers report cordoned log directories in their heartbeats,
     #: registrations hold them, and placement reads them (the model's ``cordons`` setting needs it)
     cordoned_dirs: bool = False
+    #: KAFKA-19975 (4.3.0): a reassignment completes once the replicas it adds are in the ISR, every
+    #: target replica in it only when the reassignment shrinks the replicas (it removes more than it
+    #: adds); before, every target replica had to be in the ISR
+    reassignment_completes_once_added_in_sync: bool = False
 
     @classmethod
     def of(cls, release: tuple[int, int, int] | None) -> "KafkaRules":
@@ -51,4 +55,5 @@ class KafkaRules:
             last_known_leader_when_leaderless=release >= (4, 1, 1),
             clean_shutdown_detection=True,
             cordoned_dirs=release >= (4, 3, 0),
+            reassignment_completes_once_added_in_sync=release >= (4, 3, 0),
         )

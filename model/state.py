@@ -86,6 +86,8 @@ VARIABLES = (
     # Topic deletion, when an operator may delete topics (else () throughout):
     "deleted",  # controller: partition -> has its topic been deleted (its RemoveTopicRecord replayed): no longer
     # there, and never created again (a topic created anew under the name is another topic, with another ID)
+    # Partition reassignments, when an operator may reassign partitions (else 0 throughout):
+    "reassignmentsMade",  # AlterPartitionReassignments requests that changed a partition so far
 )
 (
     STATUS,
@@ -133,6 +135,7 @@ VARIABLES = (
     CORDON_CHANGES,
     EPOCH_ENTRY,
     DELETED,
+    REASSIGNMENTS_MADE,
 ) = range(len(VARIABLES))
 # The recovery tool's outcome for a partition: still trying, elected a leader, or found the
 # partition online again (reported instead of an election).
@@ -176,15 +179,17 @@ REPLACED = -2  # a new disk, formatted with a fresh UUID
 
 # Partition record fields; with ELR (KIP-966) also the eligible leader replicas and the last
 # known ones (lastKnownElr: with useLastKnownLeaderInBalancedRecovery, the last known leader), and
-# whether its leader is RECOVERING from an unclean election (LeaderRecoveryState).
-LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH, ELR, LAST_KNOWN_ELR, RECOVERING, REPLICAS = range(9)
+# whether its leader is RECOVERING from an unclean election (LeaderRecoveryState); then the
+# replicas (DIRS names their directories, in their order) and, while a reassignment is under way,
+# the sorted replicas it removes and adds (removingReplicas, addingReplicas; () otherwise).
+LEADER, ISR, DIRS, LEADER_EPOCH, PARTITION_EPOCH, ELR, LAST_KNOWN_ELR, RECOVERING, REPLICAS, REMOVING, ADDING = range(11)
 
 # Metadata records, as Kafka's controller writes them: a handler computes its records from the
 # image it read, and replay applies them in order (QuorumController).  Under semantics "kip"
 # each record is computed from the state the records before it left.
-PARTITION_CHANGE = "PartitionChange"  # <<kind, p, leader or NO_LEADER_CHANGE, isr or None, dirs or None>>, and
-# with ELR <<..., eligibleLeaderReplicas or None, lastKnownElr or None, leaderRecoveryState: True for
-# RECOVERING, False for RECOVERED, None for no change>>
+PARTITION_CHANGE = "PartitionChange"  # <<kind, p, leader or NO_LEADER_CHANGE, isr or None, dirs or None,
+# eligibleLeaderReplicas or None, lastKnownElr or None, leaderRecoveryState: True for RECOVERING, False
+# for RECOVERED, None for no change, replicas or None, removingReplicas or None, addingReplicas or None>>
 REGISTRATION_CHANGE = "BrokerRegistrationChange"  # <<kind, b, fenced (True, False or None), logDirs or None,
 # inControlledShutdown (True or None)>>
 REGISTER_BROKER = "RegisterBroker"  # <<kind, b, incarnation ID, broker epoch, fenced, logDirs>>
@@ -255,6 +260,8 @@ ACTIONS = (
     "ControllerHandlesAlterReplicaState",
     "ControllerCreatesPartition",
     "AdminDeletesTopic",
+    "AdminReassignsPartition",
+    "AdminCancelsReassignment",
     "AdminElectsDesignatedLeader",
     "AdminElectsUncleanLeader",
     "ControllerElectsUncleanLeaders",

@@ -47,6 +47,8 @@ CONSTANTS
     MaxUncleanToggles,        \* times an operator turns the topic's unclean.leader.election.enable on or off
     PreferredElections,       \* an operator may run preferred leader elections
     TopicDeletion,            \* an operator may delete topics (DeleteTopics); a deleted topic is not created again
+    MaxReassignments,         \* times an operator reassigns a partition, or cancels a reassignment under way
+                              \* (AlterPartitionReassignments), in the whole run; 0: never
     MaxCordons,               \* KIP-1066: times an operator cordons or uncordons a broker's directory in the whole run
     MaxToolRequests,          \* KIP-1275's recovery tool: requests it may send in the whole run; 0: not run
     ToolEpoch,                \* "current" (KIP-1275's PartitionLeaderEpoch) or "last_written" (KIP-966's)
@@ -112,6 +114,10 @@ ASSUME Fetch \in {"whole_log", "batch"}
 BatchFetches == Fetch = "batch"
 ASSUME CordonsOn => CordonedDirs /\ Failovers = 0 /\ LegacyBrokers = 0 /\ InitialMetadataVersion = "3.7-IV2"
                     /\ ~MetadataUpgradeEnabled
+\* Reassignments (AlterPartitionReassignments) go without the recovery tool and cordons: neither the
+\* tool's replicas nor the cordoned brokers' placement is modeled for a reassigned partition.
+ReassignmentsOn == MaxReassignments > 0
+ASSUME ReassignmentsOn => MaxToolRequests = 0 /\ MaxCordons = 0
 
 Min(S) == CHOOSE x \in S : \A y \in S : x <= y
 Max(S) == CHOOSE x \in S : \A y \in S : x >= y
@@ -200,7 +206,9 @@ VARIABLES
     epochEntry,     \* broker -> partition -> the leader epoch Partition.makeLeader assigned at the log's end in
                     \* the replica's leader-epoch cache while no record of it follows yet, or -1
     \* Topic deletion, when an operator may delete topics (TopicDeletion; else <<>> throughout):
-    deleted         \* controller: partition -> has its topic been deleted (its RemoveTopicRecord replayed)
+    deleted,        \* controller: partition -> has its topic been deleted (its RemoveTopicRecord replayed)
+    \* Partition reassignments, when an operator may reassign partitions (MaxReassignments; else 0 throughout):
+    reassignmentsMade \* AlterPartitionReassignments requests that changed a partition so far
 
 vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           brokerEpoch, fenced, onlineDirs, partition, network,
@@ -209,7 +217,8 @@ vars == <<brokerStatus, incarnation, dirIds, dirState, logs, future, queued,
           committedImage, uncommitted, failoversDone, brokerImage,
           replicaLog, highWatermark, followerEnd, acked, produced, flushed, tool, session, sessionsExpired,
           inControlledShutdown, awaitedHeartbeats, wantShutdown, cleanShutdownEpoch, cleanShutdowns,
-          topicConfig, configChanges, cordoned, registeredCordons, reportedCordons, cordonChanges, epochEntry, deleted>>
+          topicConfig, configChanges, cordoned, registeredCordons, reportedCordons, cordonChanges, epochEntry, deleted,
+          reassignmentsMade>>
 \* What a broker's crash keeps of the data plane (its followerEnd is in memory).
 dataKept == <<replicaLog, highWatermark, acked, produced, flushed>>
 dataVars == <<replicaLog, highWatermark, followerEnd, acked, produced, flushed, epochEntry>>
@@ -224,7 +233,8 @@ controllerVars == <<brokerEpoch, fenced, onlineDirs, partition, registeredIncarn
                    registeredCordons, reportedCordons, deleted, logVars>>
 \* An operator's cordons: the brokers' configs, and the count.
 cordonVars == <<cordoned, cordonChanges>>
-counters == <<nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars>>
+counters == <<nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars,
+             reassignmentsMade>>
 \* Controlled shutdown: the controller's side (its registrations' flags and BrokerHeartbeatManager's
 \* offsets), the brokers' (a shutdown asked for, the clean-shutdown files), and the count.
 heartbeatVars == <<inControlledShutdown, awaitedHeartbeats>>
@@ -341,7 +351,11 @@ DefaultDir(b) ==
 (* than MinIsr keeps the members it lost as eligible leader replicas; one at least as long     *)
 (* clears them.  An unclean election's leader is the ISR alone and, with the data plane,       *)
 (* RECOVERING; `recovered`: the leader's AlterPartition reports its recovery done.  Without    *)
-(* ELR an empty ISR is never written.  The result is a PartitionChangeRecord holding only what *)
+(* ELR an empty ISR is never written.  A reassignment's targets (setTargetReplicas,            *)
+(* setTargetRemoving, setTargetAdding; by default the registration's): one under way completes *)
+(* first (completeReassignmentIfNeeded), the election goes by the target replicas' order, a    *)
+(* record that drops a replica bumps the leader epoch, and a new replica's directory is        *)
+(* DefaultDir (setAssignmentChanges).  The result is a PartitionChangeRecord holding only what *)
 (* changes; ep, fen, od: the controller state the election reads.                              *)
 NoLeaderChange == -2
 The(S) == CHOOSE x \in S : TRUE
@@ -356,27 +370,41 @@ TargetElr(part, targetIsr, unclean, elrOn) ==
     IF ~elrOn THEN part.elr
     ELSE IF Cardinality(targetIsr) >= MinIsrIn(topicConfig) THEN {}
     ELSE (part.elr \cup part.isr) \ (targetIsr \cup {unclean})
-\* isValidNewLeader: in the ISR, or in the ELR when the ISR is empty, and acceptable
-ValidLeaders(part, targetIsr, elr0, acceptable) ==
-    {r \in ReplicasOf(part) : (r \in targetIsr \/ (targetIsr = {} /\ r \in elr0)) /\ r \in acceptable}
-\* The first of S in the registration's replica order.
-FirstIn(part, S) == IF S = {} THEN NoLeader ELSE part.replicas[Min({k \in DOMAIN part.replicas : part.replicas[k] \in S})]
+\* isValidNewLeader: in the ISR, or in the ELR when the ISR is empty, and acceptable; of the
+\* target replicas `reps` (a sequence)
+ValidLeaders(reps, targetIsr, elr0, acceptable) ==
+    {r \in Range(reps) : (r \in targetIsr \/ (targetIsr = {} /\ r \in elr0)) /\ r \in acceptable}
+\* The first of S in the replica order `reps` (NoLeader if none is there).
+FirstIn(reps, S) ==
+    LET ks == {k \in DOMAIN reps : reps[k] \in S} IN IF ks = {} THEN NoLeader ELSE reps[Min(ks)]
 \* electAnyLeader: <<leader, unclean>>; the last known leader (canElectLastKnownLeader, KAFKA-19522
-\* fixed), then for an "unclean" election any acceptable replica
-Elect(part, p, targetIsr, elr0, acceptable, election, elrOn) ==
-    LET valid == ValidLeaders(part, targetIsr, elr0, acceptable)
-    IN IF election = "preferred" /\ part.replicas[1] \in valid THEN <<part.replicas[1], FALSE>>  \* electPreferredLeader
+\* fixed), then for an "unclean" election any acceptable replica; over the target replicas t.replicas
+\* in their order, with the target ISR t.isr
+Elect(part, t, elr0, acceptable, election, elrOn) ==
+    LET valid == ValidLeaders(t.replicas, t.isr, elr0, acceptable)
+    IN IF election = "preferred" /\ t.replicas[1] \in valid THEN <<t.replicas[1], FALSE>>  \* electPreferredLeader
        ELSE IF part.leader # NoLeader /\ part.leader \in valid THEN <<part.leader, FALSE>>
-       ELSE IF valid # {} THEN <<FirstIn(part, valid), FALSE>>
-       ELSE IF elrOn /\ elr0 = {} /\ targetIsr = {} /\ Cardinality(part.lastKnownElr) = 1
+       ELSE IF valid # {} THEN <<FirstIn(t.replicas, valid), FALSE>>
+       ELSE IF elrOn /\ elr0 = {} /\ t.isr = {} /\ Cardinality(part.lastKnownElr) = 1
                /\ (part.lastKnownElr \subseteq acceptable \/ Mutant = "elect_unacceptable_last_leader"
                    \/ LastKnownLeaderUnchecked)
        THEN <<The(part.lastKnownElr), TRUE>>
-       ELSE IF election = "unclean" /\ acceptable # {} THEN <<FirstIn(part, acceptable), TRUE>>
+       ELSE IF election = "unclean" /\ FirstIn(t.replicas, acceptable) # NoLeader
+       THEN <<FirstIn(t.replicas, acceptable), TRUE>>
        ELSE <<NoLeader, FALSE>>
-\* tryElection, maybeUpdateRecordElr, the ISR, maybeUpdateLastKnownLeader, the recovery state
-RecordOf(part, targetIsr, elr0, newLeader, electedUnclean, newDirs, elrOn, recovered) ==
-    LET changed == newLeader # part.leader
+\* The directories of the replicas `reps` (a sequence), in their order, as the registration lists
+\* them (PartitionRegistration.directories): `dirs` maps a replica to its directory.
+DirsInOrder(reps, dirs) == [k \in DOMAIN reps |-> dirs[reps[k]]]
+\* setAssignmentChanges: each target replica's directory, DefaultDir (ClusterDescriber.defaultDir)
+\* for a replica the registration does not have.
+AssignedDirs(part, reps, newDirs) ==
+    IF reps = part.replicas THEN newDirs
+    ELSE [r \in Range(reps) |-> IF r \in DOMAIN newDirs THEN newDirs[r] ELSE DefaultDir(r)]
+\* tryElection, triggerLeaderEpochBumpForReplicaReassignmentIfNeeded, maybeUpdateRecordElr, the
+\* ISR, maybeUpdateLastKnownLeader, setAssignmentChanges, the recovery state
+RecordOf(part, t, elr0, newLeader, electedUnclean, newDirs, elrOn, recovered) ==
+    LET targetIsr == t.isr
+        changed == newLeader # part.leader
         isUnclean == changed /\ electedUnclean
         fromElr == changed /\ newLeader \in elr0
         isr1 == IF fromElr THEN {newLeader} ELSE targetIsr
@@ -387,7 +415,12 @@ RecordOf(part, targetIsr, elr0, newLeader, electedUnclean, newDirs, elrOn, recov
         \* needs a new leader epoch whenever the ISR shrinks (KAFKA-15021)
         bumpOnShrink == /\ metadataVersion = "3.5-IV2" /\ Mutant # "no_leader_epoch_bump_on_isr_shrink"
                         /\ setIsr /\ ~(part.isr \subseteq isr2)
-        recLeader == IF changed THEN newLeader ELSE IF bumpOnShrink THEN part.leader ELSE NoLeaderChange
+        \* triggerLeaderEpochBumpForReplicaReassignmentIfNeeded: a record whose replicas lack one of
+        \* the registration's sets the leader, for a new leader epoch
+        bumpOnReassign == ~(ReplicasOf(part) \subseteq Range(t.replicas))
+        recLeader == IF changed THEN newLeader ELSE IF bumpOnReassign \/ bumpOnShrink THEN part.leader
+                     ELSE NoLeaderChange
+        dirs2 == AssignedDirs(part, t.replicas, newDirs)
         \* from 4.1.1 (LastKnownLeaderWhenLeaderless): kept when the record leaves the partition
         \* leaderless and none is kept yet, cleared when it elects; before: kept when the ISR empties
         knownToLeader == elrOn /\ IF LastKnownLeaderWhenLeaderless THEN recLeader = NoLeader /\ part.lastKnownElr = {}
@@ -397,21 +430,48 @@ RecordOf(part, targetIsr, elr0, newLeader, electedUnclean, newDirs, elrOn, recov
                            ELSE recLeader >= 0 \/ (part.leader # NoLeader /\ recLeader # NoLeader)
     IN [leader |-> recLeader,
         setIsr |-> setIsr, isr |-> isr2,
-        setDirs |-> newDirs # part.dirs, dirs |-> newDirs,
+        \* the directories as the registration lists them, in replica order, compared
+        setDirs |-> IF t.replicas = part.replicas THEN dirs2 # part.dirs
+                    ELSE DirsInOrder(t.replicas, dirs2) # DirsInOrder(part.replicas, part.dirs),
+        dirs |-> dirs2,
         setElr |-> elr2 # part.elr, elr |-> elr2,
         setKnown |-> knownToLeader \/ knownCleared,
         known |-> IF knownToLeader THEN {part.leader} ELSE {},
         recovery |-> IF recovered /\ part.recovering THEN "RECOVERED"
                      ELSE IF isUnclean /\ DataPlane /\ ~part.recovering /\ Mutant # "unclean_not_recovering"
-                     THEN "RECOVERING" ELSE "none"]
-RecordFrom(part, targetIsr, elr0, result, newDirs, elrOn, recovered) ==
-    RecordOf(part, targetIsr, elr0, result[1], result[2], newDirs, elrOn, recovered)
-BuildWith(part, p, targetIsr, elr0, acceptable, newDirs, election, elrOn, recovered) ==
-    RecordFrom(part, targetIsr, elr0, Elect(part, p, targetIsr, elr0, acceptable, election, elrOn), newDirs, elrOn, recovered)
-Build(part, p, targetIsr, remove, add, unclean, newDirs, acceptDirs, election, elrOn, recovered, ep, fen, od) ==
-    BuildWith(part, p, targetIsr, TargetElr(part, targetIsr, unclean, elrOn),
+                     THEN "RECOVERING" ELSE "none",
+        setReplicas |-> t.replicas # part.replicas, replicas |-> t.replicas,
+        setRemoving |-> t.removing # part.removing, removing |-> t.removing,
+        setAdding |-> t.adding # part.adding, adding |-> t.adding]
+RecordFrom(part, t, elr0, result, newDirs, elrOn, recovered) ==
+    RecordOf(part, t, elr0, result[1], result[2], newDirs, elrOn, recovered)
+BuildWith(part, p, t, elr0, acceptable, newDirs, election, elrOn, recovered) ==
+    RecordFrom(part, t, elr0, Elect(part, t, elr0, acceptable, election, elrOn), newDirs, elrOn, recovered)
+\* A replica is judged on acceptDirs, its directory in the registration the builder started from
+\* (LeaderAcceptor, PartitionRegistration.directory): the registration's replicas only.
+BuildFor(part, p, t, remove, add, unclean, newDirs, acceptDirs, election, elrOn, recovered, ep, fen, od) ==
+    BuildWith(part, p, t, TargetElr(part, t.isr, unclean, elrOn),
               {r \in ReplicasOf(part) : AcceptableAs(r, remove, add, unclean, acceptDirs, ep, fen, od)},
               newDirs, election, elrOn, recovered)
+\* What the builder is to make of the partition: the target ISR, the target replicas (a sequence),
+\* and the replicas a reassignment removes and adds (sets: the record lists them sorted).
+Targets(isr, reps, removing, adding) == [isr |-> isr, replicas |-> reps, removing |-> removing, adding |-> adding]
+\* completeReassignmentIfNeeded (PartitionReassignmentReplicas.maybeCompleteReassignment): a
+\* reassignment under way completes once the target ISR less the replicas it removes is not empty
+\* and holds every replica it keeps: those are the replicas then, and that the ISR.
+Completed(t) ==
+    IF t.removing = {} /\ t.adding = {} THEN t
+    ELSE LET keptIsr == t.isr \ t.removing
+             kept == SelectSeq(t.replicas, LAMBDA r : r \notin t.removing)
+         IN IF keptIsr # {} /\ kept # <<>> /\ Range(kept) \subseteq keptIsr
+            THEN Targets(keptIsr, kept, {}, {}) ELSE t
+\* The builder with a reassignment's targets t0 (setTargetReplicas, setTargetRemoving, setTargetAdding).
+BuildReassigning(part, p, t0, remove, add, unclean, newDirs, acceptDirs, election, elrOn, recovered, ep, fen, od) ==
+    BuildFor(part, p, Completed(t0), remove, add, unclean, newDirs, acceptDirs, election, elrOn, recovered, ep, fen, od)
+\* The builder with the target ISR given, the replicas and the reassignment the registration's.
+Build(part, p, targetIsr, remove, add, unclean, newDirs, acceptDirs, election, elrOn, recovered, ep, fen, od) ==
+    BuildReassigning(part, p, Targets(targetIsr, part.replicas, part.removing, part.adding), remove, add, unclean,
+                     newDirs, acceptDirs, election, elrOn, recovered, ep, fen, od)
 \* The topic's election, with unclean.leader.election.enable.
 TopicElection == IF ControllerUnclean THEN "unclean" ELSE "online"
 \* generateLeaderAndIsrUpdates: `remove` out of the ISR; a replica judged on acceptDirs (Kafka's
@@ -444,22 +504,28 @@ ChangeRecord(part, p, remove, add, newDirs, keepInIsr, ep, fen, od) ==
 \* when it sets a leader, the partition epoch with every record.  A record that would change
 \* nothing is never written.
 NoChange(rec) ==
-    rec.leader = NoLeaderChange /\ ~rec.setIsr /\ ~rec.setDirs /\ ~rec.setElr /\ ~rec.setKnown /\ rec.recovery = "none"
+    /\ rec.leader = NoLeaderChange /\ ~rec.setIsr /\ ~rec.setDirs /\ ~rec.setElr /\ ~rec.setKnown /\ rec.recovery = "none"
+    /\ ~rec.setReplicas /\ ~rec.setRemoving /\ ~rec.setAdding
+\* New replicas with the directories the registration lists, by position: a record that sets the
+\* replicas and not the directories leaves the list as it was (it reads the same in the new order).
+Realigned(part, reps) == [r \in Range(reps) |-> part.dirs[part.replicas[CHOOSE k \in DOMAIN reps : reps[k] = r]]]
 Merge(part, rec) ==
     IF NoChange(rec) THEN part
     ELSE [leader |-> IF rec.leader = NoLeaderChange THEN part.leader ELSE rec.leader,
           isr |-> IF rec.setIsr THEN rec.isr ELSE part.isr,
-          dirs |-> IF rec.setDirs THEN rec.dirs ELSE part.dirs,
+          dirs |-> IF rec.setDirs THEN rec.dirs ELSE IF rec.setReplicas THEN Realigned(part, rec.replicas) ELSE part.dirs,
           leaderEpoch |-> part.leaderEpoch + (IF rec.leader = NoLeaderChange THEN 0 ELSE 1),
           partitionEpoch |-> part.partitionEpoch + 1,
           elr |-> IF rec.setElr THEN rec.elr ELSE part.elr,
           lastKnownElr |-> IF rec.setKnown THEN rec.known ELSE part.lastKnownElr,
           recovering |-> IF rec.recovery = "none" THEN part.recovering ELSE rec.recovery = "RECOVERING",
-          replicas |-> part.replicas]
-\* A new partition (PartitionRecord): both epochs 0, no ELR, recovered.
+          replicas |-> IF rec.setReplicas THEN rec.replicas ELSE part.replicas,
+          removing |-> IF rec.setRemoving THEN rec.removing ELSE part.removing,
+          adding |-> IF rec.setAdding THEN rec.adding ELSE part.adding]
+\* A new partition (PartitionRecord): both epochs 0, no ELR, recovered, no reassignment under way.
 NewPartition(p, leader, isr, dirs) ==
     [leader |-> leader, isr |-> isr, dirs |-> dirs, leaderEpoch |-> 0, partitionEpoch |-> 0,
-     elr |-> {}, lastKnownElr |-> {}, recovering |-> FALSE, replicas |-> Replicas(p)]
+     elr |-> {}, lastKnownElr |-> {}, recovering |-> FALSE, replicas |-> Replicas(p), removing |-> {}, adding |-> {}]
 
 \* A record computed from the partition as it is, and replayed onto it.
 ChangePartition(part, p, remove, newDirs, keepInIsr, ep, fen, od) ==
@@ -493,7 +559,10 @@ PartitionChangeRec(p, rec) ==
      setDirs |-> rec.setDirs, dirs |-> IF rec.setDirs THEN rec.dirs ELSE <<>>,
      setElr |-> rec.setElr, elr |-> IF rec.setElr THEN rec.elr ELSE {},
      setKnown |-> rec.setKnown, known |-> IF rec.setKnown THEN rec.known ELSE {},
-     recovery |-> rec.recovery]
+     recovery |-> rec.recovery,
+     setReplicas |-> rec.setReplicas, replicas |-> IF rec.setReplicas THEN rec.replicas ELSE <<>>,
+     setRemoving |-> rec.setRemoving, removing |-> IF rec.setRemoving THEN rec.removing ELSE {},
+     setAdding |-> rec.setAdding, adding |-> IF rec.setAdding THEN rec.adding ELSE {}]
 \* fenced: TRUE, FALSE, or left alone (setFenced FALSE); logDirs: {} leaves them alone
 RegistrationChangeRec(b, setFenced, fen, logDirs) ==
     [kind |-> "BrokerRegistrationChange", broker |-> b, setFenced |-> setFenced, fenced |-> fen, logDirs |-> logDirs,
@@ -523,7 +592,9 @@ Written(recs) == SelectSeq(recs, LAMBDA r : r.kind # "PartitionChange" \/ ~NoCha
 \* A PartitionChangeRecord that changes nothing (never written: Written drops it).
 NoChangeRec(p) == PartitionChangeRec(p, [leader |-> NoLeaderChange, setIsr |-> FALSE, isr |-> {},
                                          setDirs |-> FALSE, dirs |-> <<>>, setElr |-> FALSE, elr |-> {},
-                                         setKnown |-> FALSE, known |-> {}, recovery |-> "none"])
+                                         setKnown |-> FALSE, known |-> {}, recovery |-> "none",
+                                         setReplicas |-> FALSE, replicas |-> <<>>, setRemoving |-> FALSE,
+                                         removing |-> {}, setAdding |-> FALSE, adding |-> {}])
 RECURSIVE Concat(_)
 Concat(seqs) == IF seqs = <<>> THEN <<>> ELSE Head(seqs) \o Concat(Tail(seqs))
 
@@ -674,6 +745,8 @@ Init ==
     /\ cordonChanges = 0
     \* no topic deleted (before the images, which hold deleted)
     /\ deleted = IF TopicDeletion THEN [p \in Partitions |-> FALSE] ELSE <<>>
+    \* no partition reassigned yet
+    /\ reassignmentsMade = 0
     \* the log starts empty: the committed image is the initial controller state
     /\ committedImage = IF LogOn THEN CurrentImage ELSE <<>>
     /\ uncommitted = <<>>
@@ -754,6 +827,7 @@ BrokerStarts(b) ==
                                     ELSE flushed
                  ELSE UNCHANGED <<replicaLog, highWatermark, acked, flushed>>
            /\ UNCHANGED <<queued, knownEpoch, brokerImage, controllerVars, network, dirFailures, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars,
+                          reassignmentsMade,
                           followerEnd, epochEntry, produced, tool, session, shutdownVars>>
 
 RegistrationDirs(b) == IF Legacy(b) THEN <<>> ELSE [k \in 1 .. DirsPerBroker |-> dirIds[b][k - 1]]
@@ -863,7 +937,7 @@ BrokerFailsDir(b, i) ==
              ELSE /\ queued' = [queued EXCEPT ![b] = newQueued]
                   /\ UNCHANGED <<brokerStatus, knownEpoch, followerEnd, epochEntry, brokerShutdownVars>>
     /\ dirFailures' = dirFailures + 1
-    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars,
+    /\ UNCHANGED <<brokerImage, incarnation, dirIds, logs, controllerVars, network, nextUuid, lostMessages, movesStarted, sessionsExpired, configChanges, cordonVars, reassignmentsMade,
                    dataKept, tool, session, heartbeatVars, cleanShutdowns>>
 
 \* Every heartbeat repeats all directories that failed in this incarnation (OfflineLogDirs), asks
@@ -949,23 +1023,39 @@ PromotedLogs(b, p) ==
                      ELSE IF Mutant = "keep_source_after_promotion" THEN logs[b][i]
                      ELSE logs[b][i] \ {p}]
 
-\* The topic of p is deleted: ReplicaManager.applyDelta stops the replica and deletes its logs
-\* (stopPartitions, the future replica's too).  A log on a failed disk cannot be deleted: it
-\* stays until the disk is back (a stray then).  A queued assignment stays queued: nothing tells
+\* The topic of p is deleted, or b is no longer among p's replicas: ReplicaManager.applyDelta stops
+\* the replica and deletes its logs (stopPartitions, the future replica's too), records, high
+\* watermark and leader-epoch cache with them.  A log on a failed disk cannot be deleted: it stays
+\* until the disk is back (a stray then).  A queued assignment stays queued: nothing tells
 \* AssignmentsManager, which drops it when it next sends (BrokerSendsAssignment).
 LogsLeftByDeletion(b, p) == [i \in Slots |-> IF SlotOnline(b, i) THEN logs[b][i] \ {p} ELSE logs[b][i]]
+DeletesReplica(b, p) ==
+    LET left == LogsLeftByDeletion(b, p)
+    IN /\ ~(left = logs[b] /\ future[b][p] = NONE)   \* (not a disjunction: TLC would take each true one)
+       /\ logs' = [logs EXCEPT ![b] = left]
+       /\ future' = [future EXCEPT ![b][p] = NONE]
+       /\ UNCHANGED queued
+       \* with the data plane, once no log of p is left on any of its disks: an empty log, as a
+       \* replica that never held one
+       /\ IF DataPlane /\ \A i \in Slots : p \notin left[i]
+          THEN /\ replicaLog' = [replicaLog EXCEPT ![b][p] = <<>>]
+               /\ highWatermark' = [highWatermark EXCEPT ![b][p] = 0]
+               /\ followerEnd' = [followerEnd EXCEPT ![b][p] = NoFollowerState]
+               /\ flushed' = IF PowerLoss THEN [flushed EXCEPT ![b][p] = 0] ELSE flushed
+               /\ epochEntry' = IF BatchFetches THEN [epochEntry EXCEPT ![b][p] = -1] ELSE epochEntry
+               /\ UNCHANGED <<acked, produced>>
+          ELSE UNCHANGED dataVars
 
 BrokerConsumesMetadata(b, p) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ IF BrokerLag THEN CaughtUp(b) ELSE TRUE   \* (IF, not \/: TLC would count each true disjunct as a step)
-    /\ IF TopicDeletion /\ BrokerView(b).deleted[p]
-       THEN /\ LogsLeftByDeletion(b, p) # logs[b] \/ future[b][p] # NONE
-            /\ logs' = [logs EXCEPT ![b] = LogsLeftByDeletion(b, p)]
-            /\ future' = [future EXCEPT ![b][p] = NONE]
-            /\ UNCHANGED queued
+    \* deleted, or reassigned away (stopPartitions, as for a deleted topic)
+    /\ IF \/ TopicDeletion /\ BrokerView(b).deleted[p]
+          \/ BrokerView(b).partition[p] # NoPartition /\ b \notin ReplicasOf(BrokerView(b).partition[p])
+       THEN DeletesReplica(b, p)
        ELSE /\ BrokerView(b).partition[p] # NoPartition
-            /\ b \in ReplicasOf(BrokerView(b).partition[p])
             /\ queued[b][p] = NONE
+            /\ UNCHANGED dataVars
             /\ LET o == ConsumeOutcome(b, p) IN
                /\ o.what # "nothing"
                /\ IF o.what = "promote"
@@ -978,19 +1068,20 @@ BrokerConsumesMetadata(b, p) ==
                                     THEN [queued EXCEPT ![b][p] = dirIds[b][o.slot]] ELSE queued
                        /\ UNCHANGED future
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, knownEpoch, brokerImage, controllerVars, network, counters,
-                   dataVars, tool, session, shutdownVars>>
+                   tool, session, shutdownVars>>
 
 \* AssignmentsManager.maybeSendAssignments: send the queued AssignReplicasToDirs entry for p (one
 \* in flight per partition), or drop it unsent if the metadata the broker has loaded no longer has
-\* it hold a replica of p: the topic deleted, or the partition gone (Assignment.valid; without it,
-\* KAFKA-17190).
+\* it hold a replica of p (Assignment.valid): the topic deleted (without that check, KAFKA-17190),
+\* or the broker reassigned away (without it, KAFKA-16886).
 BrokerSendsAssignment(b, p) ==
     /\ brokerStatus[b] = "RUNNING"
     /\ queued[b][p] \notin {NONE, GIVEN_UP}
     /\ BrokerView(b).metadataVersion = "3.7-IV2"
     /\ ~InFlightFor({"Assign", "AssignResponse"}, b, knownEpoch[b], p)
-    /\ IF (BrokerView(b).partition[p] = NoPartition \/ b \notin ReplicasOf(BrokerView(b).partition[p]))
-          /\ Mutant # "assignment_retried_for_deleted_topic"
+    /\ IF \/ BrokerView(b).partition[p] = NoPartition /\ Mutant # "assignment_retried_for_deleted_topic"
+          \/ /\ BrokerView(b).partition[p] # NoPartition /\ b \notin ReplicasOf(BrokerView(b).partition[p])
+             /\ Mutant # "assignment_retried_for_reassigned_replica"
        THEN /\ queued' = [queued EXCEPT ![b][p] = NONE]
             /\ UNCHANGED network
        ELSE /\ Room
@@ -1049,7 +1140,8 @@ BrokerStartsMove(b, p, t) ==
     /\ future' = [future EXCEPT ![b][p] = t]
     /\ movesStarted' = movesStarted + 1
     /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, queued, knownEpoch, brokerImage, controllerVars,
-                   network, nextUuid, dirFailures, lostMessages, sessionsExpired, configChanges, cordonVars, dataVars, tool, session, shutdownVars>>
+                   network, nextUuid, dirFailures, lostMessages, sessionsExpired, configChanges, cordonVars, reassignmentsMade, dataVars,
+                   tool, session, shutdownVars>>
 
 \* The future replica caught up: move the assignment first, promote once acknowledged.
 BrokerFutureCaughtUp(b, p) ==
@@ -1428,7 +1520,7 @@ ControllerFencesSilentBroker(b) ==
     /\ Alive(b)
     /\ FenceExpired(b)
     /\ sessionsExpired' = sessionsExpired + 1
-    /\ UNCHANGED <<nextUuid, dirFailures, lostMessages, movesStarted, configChanges, cordonVars>>
+    /\ UNCHANGED <<nextUuid, dirFailures, lostMessages, movesStarted, configChanges, cordonVars, reassignmentsMade>>
 
 \* AssignReplicasToDirs: epoch gate; per-partition errors; record the directory, and if it is
 \* not online for the broker (LOST, unknown) take the replica out as for a failed directory.
@@ -1518,6 +1610,77 @@ AdminDeletesTopic(p) ==
     /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig,
                    registeredCordons, reportedCordons, counters, tool, session, shutdownVars>> /\ GiveUp
 
+\* An AlterPartitionReassignments request's target replicas: every list of distinct brokers, one to
+\* ReplicationFactor long.  (Never empty: TLC's -coverage leaves out an action over an empty domain,
+\* and kraftcheck's lists every action.)
+ReassignmentTargets ==
+    UNION {{t \in [1 .. k -> Brokers] : Cardinality(Range(t)) = k} : k \in 1 .. ReplicationFactor}
+\* The brokers of S in increasing order.
+SortedSeq(S) == [k \in 1 .. Cardinality(S) |-> CHOOSE x \in S : Cardinality({y \in S : y < x}) = k - 1]
+\* changePartitionReassignment's builder for target replicas `target` (PartitionReassignmentReplicas):
+\* the replicas it removes are the current ones not in the target, those it adds the target's not
+\* current ones, and the replicas the target, then the removed ones; the builder is told no empty
+\* removing or adding (setTargetRemoving, setTargetAdding: it keeps the registration's then); an
+\* ONLINE election, replicas judged on the partition's directories.
+ReassignRecord(part, p, target, ep, fen, od) ==
+    LET removing == ReplicasOf(part) \ Range(target)
+        adding == Range(target) \ ReplicasOf(part)
+    IN BuildReassigning(part, p, Targets(part.isr, target \o SortedSeq(removing),
+                                         IF removing = {} THEN part.removing ELSE removing,
+                                         IF adding = {} THEN part.adding ELSE adding),
+                        NONE, NONE, NONE, part.dirs, part.dirs, "online", ElrEnabled, FALSE, ep, fen, od)
+
+\* AlterPartitionReassignments with target replicas `target` for p
+\* (ReplicationControlManager.changePartitionReassignment, on the controller's own state): every
+\* target broker registered (validateManualPartitionAssignment, else InvalidReplicaAssignmentException:
+\* nothing written); the builder's record (ReassignRecord) adds the new replicas at once and completes
+\* the reassignment when the ISR allows it (at once, for replicas merely reordered).  A request that
+\* changes nothing writes nothing.  Reassignments and cancellations together, at most
+\* MaxReassignments times in the run.
+AdminReassignsPartition(p, target) ==
+    LET rec == ReassignRecord(partition[p], p, target, brokerEpoch, fenced, onlineDirs)
+    IN /\ reassignmentsMade < MaxReassignments
+       /\ partition[p] # NoPartition
+       /\ \A r \in Range(target) : Registered(r)
+       /\ ~NoChange(rec)
+       /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
+       /\ reassignmentsMade' = reassignmentsMade + 1
+       /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig,
+                      registeredCordons, reportedCordons, deleted, nextUuid, dirFailures, lostMessages, movesStarted,
+                      sessionsExpired, configChanges, cordonVars, tool, session, shutdownVars>> /\ GiveUp
+
+\* The ISR a cancelled reassignment leaves (PartitionReassignmentRevert): the ISR less the replicas it
+\* was adding, or if that is empty the first remaining replica (an unclean election).
+RevertedIsr(part, original) == IF part.isr \ part.adding = {} THEN {original[1]} ELSE part.isr \ part.adding
+\* cancelPartitionReassignment's builder: the replicas less those the reassignment was adding, that
+\* ISR, nothing removed or added any more; the topic's election (UNCLEAN with its
+\* unclean.leader.election.enable), replicas judged on the partition's directories.
+CancelRecordFrom(part, p, original, ep, fen, od) ==
+    BuildReassigning(part, p, Targets(RevertedIsr(part, original), original, {}, {}), NONE, NONE, NONE,
+                     part.dirs, part.dirs, TopicElection, ElrEnabled, FALSE, ep, fen, od)
+CancelRecord(part, p, ep, fen, od) ==
+    CancelRecordFrom(part, p, SelectSeq(part.replicas, LAMBDA r : r \notin part.adding), ep, fen, od)
+
+\* AlterPartitionReassignments with null replicas for p: the reassignment under way is reverted
+\* (cancelPartitionReassignment, CancelRecord).  No reassignment under way:
+\* NoReassignmentInProgressException; an ISR the revert would empty needs an unclean election, refused
+\* (InvalidReplicaAssignmentException) unless the topic's unclean.leader.election.enable is on.
+\* Either error writes nothing; so does a request that changes nothing.
+AdminCancelsReassignment(p) ==
+    LET rec == CancelRecord(partition[p], p, brokerEpoch, fenced, onlineDirs)
+    IN /\ reassignmentsMade < MaxReassignments
+       /\ partition[p] # NoPartition
+       /\ ~(partition[p].removing = {} /\ partition[p].adding = {})
+       /\ IF partition[p].isr \ partition[p].adding = {} THEN ControllerUnclean ELSE TRUE
+       /\ ~NoChange(rec)
+       /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
+       /\ reassignmentsMade' = reassignmentsMade + 1
+       /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
+       /\ UNCHANGED <<brokerVarsButAcked, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion, topicConfig,
+                      registeredCordons, reportedCordons, deleted, nextUuid, dirFailures, lostMessages, movesStarted,
+                      sessionsExpired, configChanges, cordonVars, tool, session, shutdownVars>> /\ GiveUp
+
 -----------------------------------------------------------------------------
 (* Admin and network *)
 
@@ -1537,7 +1700,9 @@ DesignatedElection(p, b) ==
     LET part == partition[p]
         rec == [leader |-> b, setIsr |-> part.isr # {b}, isr |-> {b}, setDirs |-> FALSE, dirs |-> part.dirs,
                 setElr |-> part.elr # {}, elr |-> {}, setKnown |-> part.lastKnownElr # {}, known |-> {},
-                recovery |-> IF DataPlane /\ ~part.recovering THEN "RECOVERING" ELSE "none"]
+                recovery |-> IF DataPlane /\ ~part.recovering THEN "RECOVERING" ELSE "none",
+                setReplicas |-> FALSE, replicas |-> part.replicas, setRemoving |-> FALSE, removing |-> part.removing,
+                setAdding |-> FALSE, adding |-> part.adding]
     IN
     /\ partition' = [partition EXCEPT ![p] = Merge(part, rec)]
     /\ LogWrite(network, <<PartitionChangeRec(p, rec)>>, NoResponse)
@@ -1602,7 +1767,7 @@ AdminAltersMinIsr(v) ==
     /\ LogWrite(network, <<ConfigRec("minIsr", v)>> \o (IF clear THEN <<ClearElrRec>> ELSE <<>>), NoResponse)
     /\ configChanges' = [configChanges EXCEPT !.minIsr = @ + 1]
     /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, registeredIncarnation, metadataVersion,
-                   registeredCordons, reportedCordons, deleted, cordonVars,
+                   registeredCordons, reportedCordons, deleted, cordonVars, reassignmentsMade,
                    nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, tool, session, shutdownVars>>
 
 \* kafka-configs --alter on the topic's unclean.leader.election.enable: a ConfigRecord turning it
@@ -1615,7 +1780,7 @@ AdminTogglesUncleanElection ==
     /\ LogWrite(network, <<ConfigRec("unclean", ~topicConfig.unclean)>>, NoResponse)
     /\ configChanges' = [configChanges EXCEPT !.unclean = @ + 1]
     /\ UNCHANGED <<brokerVars, brokerEpoch, fenced, onlineDirs, partition, registeredIncarnation, metadataVersion,
-                   registeredCordons, reportedCordons, deleted, cordonVars,
+                   registeredCordons, reportedCordons, deleted, cordonVars, reassignmentsMade,
                    nextUuid, dirFailures, lostMessages, movesStarted, sessionsExpired, tool, session, shutdownVars>>
 
 \* KIP-1066: an operator cordons broker b's directory in slot i, or uncordons it (kafka-configs
@@ -1630,7 +1795,7 @@ AdminCordonsDir(b, i) ==
     /\ cordoned' = [cordoned EXCEPT ![b] = IF i \in @ THEN @ \ {i} ELSE @ \cup {i}]
     /\ cordonChanges' = cordonChanges + 1
     /\ UNCHANGED <<brokerVars, controllerVars, network, nextUuid, dirFailures, lostMessages, movesStarted,
-                   sessionsExpired, configChanges, tool, session, shutdownVars>>
+                   sessionsExpired, configChanges, reassignmentsMade, tool, session, shutdownVars>>
 
 \* kafka-leader-election --election-type preferred (ReplicationControlManager.electLeader), as the
 \* controller's auto.leader.rebalance.enable also runs it: ELECTION_NOT_NEEDED when the first
@@ -1657,8 +1822,8 @@ NetworkLosesMessage(m) ==
           /\ brokerStatus[m.broker] = "RUNNING" /\ m.epoch = knownEpoch[m.broker]
           /\ queued[m.broker][m.partition] = m.dir
        THEN /\ queued' = [queued EXCEPT ![m.broker][m.partition] = GIVEN_UP]
-            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, configChanges, cordonVars, tool, session, shutdownVars>>
-       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, configChanges, cordonVars, tool, session, shutdownVars>>
+            /\ UNCHANGED <<brokerStatus, incarnation, dirIds, dirState, logs, future, knownEpoch, brokerImage, dataVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, configChanges, cordonVars, reassignmentsMade, tool, session, shutdownVars>>
+       ELSE UNCHANGED <<brokerVars, controllerVars, nextUuid, dirFailures, movesStarted, sessionsExpired, configChanges, cordonVars, reassignmentsMade, tool, session, shutdownVars>>
 
 (* The metadata log (with failovers) *)
 
@@ -2170,6 +2335,8 @@ Next ==
         \/ ControllerFencesSilentBroker(b)
     \/ \E p \in Partitions : ControllerCreatesPartition(p)
     \/ \E p \in Partitions : AdminDeletesTopic(p)
+    \/ \E p \in Partitions, target \in ReassignmentTargets : AdminReassignsPartition(p, target)
+    \/ \E p \in Partitions : AdminCancelsReassignment(p)
     \/ \E p \in Partitions, b \in Brokers : AdminElectsDesignatedLeader(p, b)
     \/ \E p \in Partitions : AdminElectsUncleanLeader(p)
     \/ ControllerElectsUncleanLeaders

@@ -436,6 +436,7 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
                                           "ElectedWhenPossible"]),
         "designatedcode": ("violation", ["LeaderOnOnlineDir", "IsrOnOnlineDirs", "FencedUntilAssigned"]),
         "deletion": ("violation", ["LeaderOnOnlineDir", "IsrOnOnlineDirs", "FencedUntilAssigned"]),
+        "reassignment": ("violation", ["FencedUntilAssigned"]),
         "movescode": ("violation", ["LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "IsrOnOnlineDirs",
                                     "ElectedWhenPossible", "AcknowledgedFailureLeadsNothing", "FencedUntilAssigned"]),
     }

@@ -284,6 +284,41 @@ def test_kafka_refuses_a_deleted_topics_assignment_each_time_it_is_sent(harness)
     assert (report.by_action["AdminDeletesTopic"], report.by_action["ControllerHandlesAssignment"]) == (1, 3)
 
 
+def test_kafka_refuses_a_reassigned_away_replicas_assignment_each_time_it_is_sent(harness):
+    """KAFKA-16886, a liveness mutant on the broker's side: with
+    ``assignment_retried_for_reassigned_replica`` the broker sends an assignment it queued for a
+    replica a reassignment has since taken away, and again after each refusal (reassignment.toml's
+    24-state lasso, its loop taken three times here).  Kafka's controller takes every step as the
+    model does: the reassignment completes at once, and each AssignReplicasToDirs is answered
+    NOT_LEADER_OR_FOLLOWER, nothing written."""
+    import kraftcheck
+
+    version = harness.kafka_version
+    settings = dict(mutant="assignment_retried_for_reassigned_replica", kafka_version=version)
+    result = kraftcheck.check(str(REPO / "spec" / "configs" / "reassignment.toml"), **settings)
+    lasso = next(v for v in result.violations if v.kind == "temporal")
+    assert (lasso.name, lasso.length, lasso.loop) == ("AssignmentSettled", 24, 18)
+    loop = list(lasso.trace[lasso.loop + 1:])
+    model = make_model(dict(config("reassignment"), **settings))
+    report = conform_all([Source("KAFKA-16886", model, lasso.trace[0][1], list(lasso.trace[1:]) + loop + loop)], harness)
+    assert report.divergence is None, "\n".join(report.divergence[1].report())
+    assert (report.by_action["AdminReassignsPartition"], report.by_action["ControllerHandlesAssignment"]) == (1, 3)
+
+
+def test_kafka_completes_a_move_in_the_alter_partition_that_adds_the_new_replica(harness):
+    """tests/test_reassignment.py's move of a one-replica partition from broker 0 to broker 1:
+    Kafka adds broker 1 (replicas [1, 0], removing [0], adding [1]), and the leader's
+    AlterPartition that takes broker 1 into the ISR completes the reassignment in the same
+    record, electing broker 1: Kafka answers NEW_LEADER_ELECTED, as the model does."""
+    from tests.test_reassignment import MOVE, TWO_BROKERS, steps_of, two_broker_model
+
+    model = two_broker_model(kafka_version=harness.kafka_version)
+    s = next(model.init_states())
+    report = conform_all([Source("move", model, s, steps_of(model, s, TWO_BROKERS + MOVE))], harness)
+    assert report.divergence is None, "\n".join(report.divergence[1].report())
+    assert (report.by_action["AdminReassignsPartition"], report.by_action["ControllerHandlesAlterPartition"]) == (1, 1)
+
+
 def test_kafka_clears_the_elr_when_min_isr_changes(harness):
     """KAFKA-16540: along the steps of the mutant min_isr_change_keeps_elr's lost record
     (tests/test_dynamic_configs.py), the correct model's controller steps are Kafka's own: the
@@ -350,7 +385,7 @@ def test_random_walks_conform_under_the_codes_reading(harness, follow):
         "ControllerTimesOutHeartbeat", "ControllerFencesExpiredBroker", "ControllerHandlesAssignment",
         "ControllerHandlesAlterPartition", "ControllerCreatesPartition", "AdminElectsUncleanLeader",
         "AdminUpgradesMetadataVersion", "ControllerFailsOver", "AdminAltersMinIsr", "AdminTogglesUncleanElection",
-        "AdminElectsPreferredLeader", "AdminDeletesTopic"}
+        "AdminElectsPreferredLeader", "AdminDeletesTopic", "AdminReassignsPartition", "AdminCancelsReassignment"}
 
 
 KIP_WALKS = 45

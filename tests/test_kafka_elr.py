@@ -25,7 +25,7 @@ def with_partition(model, state, leader, isr, elr=(), known=(), recovering=False
     """Partition 0 as given (epochs as they are)."""
     part = state[PARTITION][0]
     part = (leader, tuple(isr), part[DIRS], part[LEADER_EPOCH], part[PARTITION_EPOCH], tuple(elr), tuple(known), recovering,
-            part[REPLICAS])
+            part[REPLICAS], (), ())
     return model._with(state, partition=except_at(state[PARTITION], 0, part))
 
 
@@ -40,7 +40,7 @@ def test_an_isr_shrinking_below_min_isr_keeps_what_it_lost_as_elr():
     """testEligibleLeaderReplicas_IsrShrinkBelowMinISR: ISR [0, 1] to [0] with min ISR 2: ELR [1]."""
     model, state = cluster(**ELR_ON)
     record = model.partition_change_record(state, 0, remove=1)
-    assert record == (PARTITION_CHANGE, 0, NO_LEADER_CHANGE, (0,), None, (1,), None, None)
+    assert record == (PARTITION_CHANGE, 0, NO_LEADER_CHANGE, (0,), None, (1,), None, None, None, None, None)
 
 
 def test_an_isr_back_at_min_isr_clears_the_elr():
@@ -48,7 +48,7 @@ def test_an_isr_back_at_min_isr_clears_the_elr():
     model, state = cluster(**ELR_ON)
     state = with_partition(model, state, 0, (0,), elr=(1,))
     record = model.partition_change_record(state, 0, target_isr=(0, 1))
-    assert record == (PARTITION_CHANGE, 0, NO_LEADER_CHANGE, (0, 1), None, (), None, None)
+    assert record == (PARTITION_CHANGE, 0, NO_LEADER_CHANGE, (0, 1), None, (), None, None, None, None, None)
 
 
 def test_an_empty_isr_elects_from_the_elr_clean():
@@ -57,14 +57,14 @@ def test_an_empty_isr_elects_from_the_elr_clean():
     model, state = cluster(**ELR_ON)
     state = fenced(model, with_partition(model, state, -1, (), elr=(0, 1), known=(0,)), 0)
     record = model.partition_change_record(state, 0)
-    assert record == (PARTITION_CHANGE, 0, 1, (1,), None, (0,), (), None)
+    assert record == (PARTITION_CHANGE, 0, 1, (1,), None, (0,), (), None, None, None, None)
 
 
 def test_without_elr_the_last_member_stays_in_the_isr():
     """Without ELR the builder never writes an empty ISR: fencing the last member leaves it there."""
     model, state = cluster()
     state = with_partition(model, state, 0, (0,))
-    assert model.partition_change_record(state, 0, remove=0) == (PARTITION_CHANGE, 0, -1, None, None, None, None, None)
+    assert model.partition_change_record(state, 0, remove=0) == (PARTITION_CHANGE, 0, -1, None, None, None, None, None, None, None, None)
 
 
 def test_an_unclean_shutdown_leaves_the_isr_and_the_elr():
@@ -74,7 +74,7 @@ def test_an_unclean_shutdown_leaves_the_isr_and_the_elr():
     state = with_partition(model, state, -1, (), elr=(0, 1), known=(0,))
     state = fenced(model, state, 0)
     record = model.partition_change_record(state, 0, unclean_shutdown=1)
-    assert record == (PARTITION_CHANGE, 0, NO_LEADER_CHANGE, None, None, (0,), None, None)
+    assert record == (PARTITION_CHANGE, 0, NO_LEADER_CHANGE, None, None, (0,), None, None, None, None, None)
 
 
 def test_a_leader_losing_the_last_isr_member_becomes_the_last_known_leader():
@@ -83,7 +83,7 @@ def test_a_leader_losing_the_last_isr_member_becomes_the_last_known_leader():
     state = with_partition(model, state, 0, (0,), elr=(1,))
     state = fenced(model, state, 1)
     record = model.partition_change_record(state, 0, remove=0)
-    assert record == (PARTITION_CHANGE, 0, -1, (), None, (0, 1), (0,), None)
+    assert record == (PARTITION_CHANGE, 0, -1, (), None, (0, 1), (0,), None, None, None, None)
 
 
 def test_the_last_known_leader_is_elected_only_when_acceptable():
@@ -92,11 +92,11 @@ def test_the_last_known_leader_is_elected_only_when_acceptable():
     mutant elects it fenced."""
     model, state = cluster(**ELR_ON)
     state = with_partition(model, state, -1, (), known=(0,))
-    assert model.partition_change_record(state, 0) == (PARTITION_CHANGE, 0, 0, (0,), None, None, (), True)
+    assert model.partition_change_record(state, 0) == (PARTITION_CHANGE, 0, 0, (0,), None, None, (), True, None, None, None)
     state = fenced(model, state, 0)
     assert model.partition_change_record(state, 0) is None
     buggy, _ = cluster(**ELR_ON, mutant="elect_unacceptable_last_leader")
-    assert buggy.partition_change_record(state, 0) == (PARTITION_CHANGE, 0, 0, (0,), None, None, (), True)
+    assert buggy.partition_change_record(state, 0) == (PARTITION_CHANGE, 0, 0, (0,), None, None, (), True, None, None, None)
 
 
 def test_an_unclean_election_takes_any_acceptable_replica_alone_and_recovering():
@@ -105,7 +105,7 @@ def test_an_unclean_election_takes_any_acceptable_replica_alone_and_recovering()
     model, state = cluster(unclean_election="topic")
     state = fenced(model, with_partition(model, state, -1, (0,)), 0)
     assert model.partition_change_record(state, 0, election="online") is None
-    assert model.partition_change_record(state, 0) == (PARTITION_CHANGE, 0, 1, (1,), None, None, None, True)
+    assert model.partition_change_record(state, 0) == (PARTITION_CHANGE, 0, 1, (1,), None, None, None, True, None, None, None)
 
 
 def test_the_admins_unclean_election_and_its_knowing_loss():
@@ -186,15 +186,15 @@ def test_below_3_6_iv0_an_isr_shrink_bumps_the_leader_epoch():
     (testNoLeaderEpochBumpOnIsrShrink)."""
     model, state = cluster(metadata_version="3.5-IV2")
     shrink = model.partition_change_record(state, 0, target_isr=(0,))
-    assert shrink == (PARTITION_CHANGE, 0, 0, (0,), None, None, None, None)
+    assert shrink == (PARTITION_CHANGE, 0, 0, (0,), None, None, None, None, None, None, None)
     assert model.merged(state[PARTITION][0], shrink)[LEADER_EPOCH] == state[PARTITION][0][LEADER_EPOCH] + 1
     shrunk = with_partition(model, state, 0, (0,))
     assert model.partition_change_record(shrunk, 0, target_isr=(0, 1)) == (
-        PARTITION_CHANGE, 0, NO_LEADER_CHANGE, (0, 1), None, None, None, None)
+        PARTITION_CHANGE, 0, NO_LEADER_CHANGE, (0, 1), None, None, None, None, None, None, None)
     for version in ("3.6-IV2", "3.7-IV2"):
         model, state = cluster(metadata_version=version)
         assert model.partition_change_record(state, 0, target_isr=(0,)) == (
-            PARTITION_CHANGE, 0, NO_LEADER_CHANGE, (0,), None, None, None, None)
+            PARTITION_CHANGE, 0, NO_LEADER_CHANGE, (0,), None, None, None, None, None, None, None)
 
 
 def test_below_3_6_iv0_the_leaders_alter_partition_shrink_bumps_the_leader_epoch():

@@ -99,7 +99,7 @@ def test_settings_from_command_line_strings():
 
 def test_model_declares_its_parts():
     model = make_model(config("ci"))
-    assert len(model.actions) == len(set(model.actions)) == 49
+    assert len(model.actions) == len(set(model.actions)) == 51
     assert set(model.invariants) == {
         "LeaderOnOnlineDir", "FencedBrokerLeadsNothing", "LeaderInIsr", "IsrWithinReplicas", "IsrOnOnlineDirs",
         "OfflineDirsReallyOffline", "ReservedUUIDsNeverReal", "OneDirPerReplica", "NoReplicaRecreatedElsewhere",
@@ -142,7 +142,7 @@ def test_ci_config_all_invariants_hold_exact_count():
     # and the data plane (off without records).
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "BrokerLosesPower", "BrokerBeginsShutdown", "ControllerHandlesRegistrationAfterSessionTimeout", "ControllerTimesOutHeartbeat",
-        "ControllerFencesSilentBroker", "AdminDeletesTopic", "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion",
+        "ControllerFencesSilentBroker", "AdminDeletesTopic", "AdminReassignsPartition", "AdminCancelsReassignment", "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion",
             "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "AdminCordonsDir", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "BrokerLoadsMetadata", "LeaderStartsEpoch", "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
         "LeaderAdvancesHighWatermark", "ControllerHandlesAlterPartition", "BrokerReceivesAlterPartitionResponse",
@@ -185,11 +185,13 @@ def test_every_config_has_a_recorded_count():
     # powerloss, finding 8 on the way: tests/test_power_loss.py; uncleantoggle, its elections'
     # declared losses: tests/test_dynamic_configs.py; cordons and cordonrestart (finding 12):
     # tests/test_cordons.py; movescode and designatedcode, the code's reading past its findings:
-    # tests/test_masked_mutants.py; deletion, findings 1 and 2 on the way: tests/test_topic_deletion.py
+    # tests/test_masked_mutants.py; deletion, findings 1 and 2 on the way: tests/test_topic_deletion.py;
+    # reassignment, finding 1 on the way: tests/test_reassignment.py
     assert set(COUNTS) | {"ci", "default", "heartbeat", "restart", "oldmetadata", "failoverjbod", "disklost", "elr",
                           "unclean", "uncleantopic", "recovery", "disklost44", "elr40", "lossyprogress",
                           "uncleanprogress", "failoverprogress", "fetchprogress", "cleanshutdown", "elr44", "powerloss",
-                          "uncleantoggle", "cordons", "cordonrestart", "movescode", "designatedcode", "deletion"} == set(CONFIGS)
+                          "uncleantoggle", "cordons", "cordonrestart", "movescode", "designatedcode", "deletion",
+                          "reassignment"} == set(CONFIGS)
 
 
 #: searches of over 20 s here, left to CI (`make test`'s 15 minutes; bench/README.md)

@@ -126,6 +126,7 @@ CONSTANTS = {
     "MaxUncleanToggles": "unclean_toggles",
     "PreferredElections": "preferred_elections",
     "TopicDeletion": "topic_deletion",
+    "MaxReassignments": "reassignments",
     "MaxCordons": "cordons",
     "MaxToolRequests": "recovery_tool",
     "ToolEpoch": "tool_epoch",

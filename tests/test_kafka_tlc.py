@@ -44,7 +44,7 @@ CONFIGS = sorted(p.stem for p in (SPEC / "configs").glob("*.toml") if p.stem != 
 #: acknowledged).
 FINDINGS = ["cleanshutdown", "disklost", "disklost44", "elr", "elr40", "elr44", "failoverjbod", "heartbeat",
             "oldmetadata", "powerloss", "recovery", "restart", "unclean", "uncleantoggle", "cordons", "cordonrestart",
-            "movescode", "designatedcode", "deletion"]
+            "movescode", "designatedcode", "deletion", "reassignment"]
 
 
 def toml(name: str) -> dict:

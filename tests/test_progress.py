@@ -21,7 +21,7 @@ PROPERTIES = ["FailedDirLeadershipsMove", "RunningBrokerUnfenced", "AssignmentSe
 
 def check(config: str, tmp_path: Path, *extra: str):
     """``check`` on a shipped config, with the progress properties (set where the config does not)."""
-    progress = [] if config.endswith("progress") or config == "deletion" else ["--set", "progress=true"]
+    progress = [] if config.endswith("progress") or config in ("deletion", "reassignment") else ["--set", "progress=true"]
     done = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "check", f"spec/configs/{config}.toml",
                            *progress, "--quiet", "--no-picture", "--trace-dir", str(tmp_path),
                            "--json", str(tmp_path / "summary.json"), *extra],
@@ -121,6 +121,9 @@ def test_the_progress_configs_hold_every_progress_property(config, states, edges
     # KAFKA-17190: the topic deleted under a queued assignment, which is sent and refused for ever
     ("assignment_retried_for_deleted_topic", "deletion", {"AssignmentSettled": (21, 15)},
      ["BrokerConsumesMetadata", "AdminDeletesTopic", "ControllerHandlesAssignment", "BrokerReceivesAssignmentResponse"]),
+    # KAFKA-16886: the replica reassigned away under a queued assignment, which is sent and refused for ever
+    ("assignment_retried_for_reassigned_replica", "reassignment", {"AssignmentSettled": (24, 18)},
+     ["BrokerConsumesMetadata", "AdminReassignsPartition", "ControllerHandlesAssignment", "BrokerReceivesAssignmentResponse"]),
 ])
 @pytest.mark.slow  # two searches and a replay per mutant; make test has them in test_mutants.py's table run
 def test_each_liveness_mutant_is_caught_with_a_lasso_that_replays(mutant, config, violated, lasso, tmp_path):
@@ -130,8 +133,9 @@ def test_each_liveness_mutant_is_caught_with_a_lasso_that_replays(mutant, config
     done, entry = check(config, tmp_path, "--set", f"mutant={mutant}")
     (tmp_path / "plain").mkdir()
     _, plain = check(config, tmp_path / "plain")
-    # 13: temporal properties alone; 12: the invariant findings of uncleanprogress and deletion, with or without it
-    assert done.returncode == (12 if config in ("uncleanprogress", "deletion") else 13)
+    # 13: temporal properties alone; 12: the invariant findings of uncleanprogress, deletion and reassignment,
+    # with or without it
+    assert done.returncode == (12 if config in ("uncleanprogress", "deletion", "reassignment") else 13)
     temporal = {v["invariant"]: (v["length"], v["loop"]) for v in entry["violations"] if v["kind"] == "temporal"}
     assert temporal == violated
     safety = {(v["kind"], v["invariant"]) for v in entry["violations"] if v["kind"] != "temporal"}

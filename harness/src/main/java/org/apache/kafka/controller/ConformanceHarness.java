@@ -139,6 +139,9 @@ public final class ConformanceHarness {
                 case "deleteTopic":
                     fields.put("error", ctx.deleteTopic(partitionField(request)).name());
                     break;
+                case "alterPartitionReassignments":
+                    alterPartitionReassignments(request, fields);
+                    break;
                 case "electLeaders":
                     electLeaders(request, fields);
                     break;
@@ -312,6 +315,21 @@ public final class ConformanceHarness {
             replicas.add(toInt(replica, "replica"));
         }
         fields.put("error", ctx.createPartition(partition, replicas).name());
+    }
+
+    /** The target replicas, or no "replicas" field (null) to cancel the reassignment under way. */
+    private void alterPartitionReassignments(Map<String, Object> request, Map<String, Object> fields) {
+        int partition = partitionField(request);
+        List<Integer> replicas = null;
+        if (request.get("replicas") != null) {
+            replicas = new ArrayList<>();
+            for (Object replica : listField(request, "replicas")) {
+                replicas.add(toInt(replica, "replica"));
+            }
+        }
+        Errors[] errors = ctx.alterPartitionReassignment(partition, replicas);
+        fields.put("error", errors[0].name());
+        fields.put("partitionError", errors[1].name());
     }
 
     private void alterConfig(Map<String, Object> request, Map<String, Object> fields) {

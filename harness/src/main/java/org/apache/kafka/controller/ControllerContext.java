@@ -9,6 +9,8 @@ import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.StaleBrokerEpochException;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.message.AssignReplicasToDirsRequestData;
@@ -557,6 +559,30 @@ final class ControllerContext {
     }
 
     /**
+     * QuorumController.alterPartitionReassignments for partition 0 of topic p&lt;p&gt;: the target
+     * replicas, or null to cancel the reassignment under way
+     * (ReplicationControlManager.alterPartitionReassignments). Returns {error, partitionError}.
+     */
+    Errors[] alterPartitionReassignment(int partition, List<Integer> replicas) {
+        AlterPartitionReassignmentsRequestData request = new AlterPartitionReassignmentsRequestData().
+            setTimeoutMs(60_000);
+        request.topics().add(new AlterPartitionReassignmentsRequestData.ReassignableTopic().
+            setName(topicName(partition)).
+            setPartitions(List.of(new AlterPartitionReassignmentsRequestData.ReassignablePartition().
+                setPartitionIndex(0).
+                setReplicas(replicas))));
+        ControllerResult<AlterPartitionReassignmentsResponseData> result =
+            replicationControl.alterPartitionReassignments(request);
+        write(result.records());
+        AlterPartitionReassignmentsResponseData response = result.response();
+        Errors partitionError = Errors.NONE;
+        if (!response.responses().isEmpty() && !response.responses().get(0).partitions().isEmpty()) {
+            partitionError = Errors.forCode(response.responses().get(0).partitions().get(0).errorCode());
+        }
+        return new Errors[] {Errors.forCode(response.errorCode()), partitionError};
+    }
+
+    /**
      * QuorumController.incrementalAlterConfigs: SET key=value on every topic p&lt;p&gt; there is,
      * in one request (the model's topic config stands for them all); a topic created later
      * is created with it. Returns the first resource's error, or NONE.
@@ -696,6 +722,8 @@ final class ControllerContext {
             }
             Map<String, Object> partition = new LinkedHashMap<>();
             partition.put("replicas", registration.replicas);
+            partition.put("removingReplicas", registration.removingReplicas);
+            partition.put("addingReplicas", registration.addingReplicas);
             partition.put("leader", registration.leader);
             partition.put("isr", registration.isr);
             partition.put("elr", registration.elr == null ? new int[0] : registration.elr);
