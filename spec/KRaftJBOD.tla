@@ -109,6 +109,9 @@ CleanShutdownDetection == IsRelease
 \* KIP-1066 (KAFKA-19774, 4.3.0): brokers report cordoned log directories in their heartbeats,
 \* registrations hold them, and placement reads them (MaxCordons needs it)
 CordonedDirs == ReleaseAtLeast(<<4, 3, 0>>)
+\* KAFKA-19975 (4.3.0): a reassignment completes once the replicas it adds are in the ISR, every
+\* target replica in it only when it removes more replicas than it adds
+ReassignmentCompletesOnceAddedInSync == ReleaseAtLeast(<<4, 3, 0>>)
 CordonsOn == MaxCordons > 0
 ASSUME Fetch \in {"whole_log", "batch"}
 BatchFetches == Fetch = "batch"
@@ -368,7 +371,8 @@ AcceptableAs(r, remove, add, unclean, acceptDirs, ep, fen, od) ==
 \* maybePopulateTargetElr
 TargetElr(part, targetIsr, unclean, elrOn) ==
     IF ~elrOn THEN part.elr
-    ELSE IF Cardinality(targetIsr) >= MinIsrIn(topicConfig) THEN {}
+    \* getTopicEffectiveMinIsr: min.insync.replicas, but no more than the partition's replicas
+    ELSE IF Cardinality(targetIsr) >= Min({MinIsrIn(topicConfig), Len(part.replicas)}) THEN {}
     ELSE (part.elr \cup part.isr) \ (targetIsr \cup {unclean})
 \* isValidNewLeader: in the ISR, or in the ELR when the ISR is empty, and acceptable; of the
 \* target replicas `reps` (a sequence)
@@ -458,12 +462,17 @@ BuildFor(part, p, t, remove, add, unclean, newDirs, acceptDirs, election, elrOn,
 Targets(isr, reps, removing, adding) == [isr |-> isr, replicas |-> reps, removing |-> removing, adding |-> adding]
 \* completeReassignmentIfNeeded (PartitionReassignmentReplicas.maybeCompleteReassignment): a
 \* reassignment under way completes once the target ISR less the replicas it removes is not empty
-\* and holds every replica it keeps: those are the replicas then, and that the ISR.
+\* and holds every replica it keeps (from 4.3.0, KAFKA-19975: every replica it adds, and every one
+\* it keeps only when it removes more than it adds): those are the replicas then, and that the ISR.
 Completed(t) ==
     IF t.removing = {} /\ t.adding = {} THEN t
     ELSE LET keptIsr == t.isr \ t.removing
              kept == SelectSeq(t.replicas, LAMBDA r : r \notin t.removing)
-         IN IF keptIsr # {} /\ kept # <<>> /\ Range(kept) \subseteq keptIsr
+             inSync == IF ReassignmentCompletesOnceAddedInSync
+                       THEN t.adding \subseteq keptIsr
+                            /\ (Cardinality(t.adding) >= Cardinality(t.removing) \/ Range(kept) \subseteq keptIsr)
+                       ELSE Range(kept) \subseteq keptIsr
+         IN IF keptIsr # {} /\ kept # <<>> /\ inSync
             THEN Targets(keptIsr, kept, {}, {}) ELSE t
 \* The builder with a reassignment's targets t0 (setTargetReplicas, setTargetRemoving, setTargetAdding).
 BuildReassigning(part, p, t0, remove, add, unclean, newDirs, acceptDirs, election, elrOn, recovered, ep, fen, od) ==
@@ -2517,7 +2526,9 @@ NoReplicaRecreatedElsewhere ==
 \* leader replica) is acceptable as leader.
 ElectedWhenPossible ==
     \A p \in Created : partition[p].leader = NoLeader =>
-        \A r \in IF partition[p].isr # {} \/ ~ElrEnabled THEN partition[p].isr ELSE partition[p].elr :
+        \* an election looks at the replicas only (an ELR may keep a broker a reassignment removed)
+        \A r \in (IF partition[p].isr # {} \/ ~ElrEnabled THEN partition[p].isr ELSE partition[p].elr)
+                 \cap ReplicasOf(partition[p]) :
             ~(Active(r) /\ DirOnlineInMetadata(r, partition[p].dirs[r]))
 
 \* When metadata puts a replica in a directory that failed while its log is safe in an online
@@ -2659,8 +2670,10 @@ ElrLeftOnlyForCause ==
         \A p \in CreatedAndKept :
             LET a == partition[p]
                 c == partition'[p]
-            IN (Cardinality(c.isr) < MinIsrIn(topicConfig') /\ c.leader \in {NoLeader, a.leader}) =>
-                   \A r \in a.elr \ (c.elr \cup c.isr) :
+            \* the controller's min.insync.replicas: no more than the replicas the partition had
+            \* (getTopicEffectiveMinIsr); a broker a reassignment took out of the replicas may leave
+            IN (Cardinality(c.isr) < Min({MinIsrIn(topicConfig'), Len(a.replicas)}) /\ c.leader \in {NoLeader, a.leader}) =>
+                   \A r \in (a.elr \ (c.elr \cup c.isr)) \cap ReplicasOf(c) :
                        registeredIncarnation'[r] # registeredIncarnation[r] /\ ~CleanReregistration(r)
 
 \* A replica joins the ISR through AlterPartition only with the broker epoch of the incarnation
@@ -2774,7 +2787,8 @@ LeaderlessWithCandidate(p) ==
     /\ partition[p] # NoPartition
     /\ partition[p].leader = NoLeader
     /\ \E r \in IF UncleanIn(topicConfig) THEN ReplicasOf(partition[p])
-                ELSE IF partition[p].isr # {} \/ ~ElrEnabled THEN partition[p].isr ELSE partition[p].elr :
+                ELSE (IF partition[p].isr # {} \/ ~ElrEnabled THEN partition[p].isr ELSE partition[p].elr)
+                     \cap ReplicasOf(partition[p]) :
            Registered(r) /\ ~fenced[r] /\ DirOnlineInMetadata(r, partition[p].dirs[r])
 FailureUnacknowledged(b) == brokerStatus[b] = "RUNNING" /\ \E i \in Slots : dirState[b][i] = "FAILED"
 \* A registered incarnation the controller holds unfenced that no longer runs.
