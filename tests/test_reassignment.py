@@ -225,3 +225,18 @@ def test_reassignment_settings_refused_in_one_line(settings, why):
         assert str(error.value) == ("model setting 'reassignments' needs recovery_tool = 0 and cordons = 0: the tool's "
                                     "replicas and the cordoned brokers' placement are not modeled for a reassigned "
                                     "partition")
+
+
+def test_kafka_19975_a_reassignment_completes_once_its_added_replicas_are_in_sync():
+    """A move [0] -> [1] under way (replicas [1, 0], removing [0], adding [1]), then a reassignment
+    back to [0]: it removes broker 1 and adds nothing, so the builder keeps the adding list.  The
+    code read (and Kafka before 4.3.0) completes it at once, every kept replica being in the ISR;
+    from 4.3.0 (KAFKA-19975) broker 1, still being added, must be in the ISR first, and the
+    reassignment stays under way (as Kafka 4.4.0's controller answered in the conform walks)."""
+    outcomes = {}
+    for version in ("1eb7644", "4.2.2", "4.3.0"):
+        model, s = two_brokers(kafka_version=version, semantics="code")
+        s = step(model, s, "AdminReassignsPartition", 0, (1,))
+        part = step(model, s, "AdminReassignsPartition", 0, (0,))[PARTITION][0]
+        outcomes[version] = (part[REPLICAS], part[REMOVING], part[ADDING])
+    assert outcomes == {"1eb7644": ((0,), (), ()), "4.2.2": ((0,), (), ()), "4.3.0": ((0, 1), (1,), (1,))}
