@@ -12,10 +12,10 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def kraftcheck(*args, cwd=REPO):
+def kraftcheck(*args, cwd=REPO, timeout=600):
     return subprocess.run(
         [sys.executable, "-m", "kraftcheck.checker.cli", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=600,
+        capture_output=True, text=True, cwd=cwd, timeout=timeout,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
 

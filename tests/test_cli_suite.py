@@ -403,7 +403,7 @@ def test_the_main_jobs_suite_takes_every_action_and_shows_every_finding(tmp_path
         (tmp_path / "configs").mkdir(exist_ok=True)
         (tmp_path / "configs" / config.name).write_text(config.read_text())
     p = kraftcheck("check", "--suite", trimmed, "--trace-dir", str(tmp_path / "traces"), "--quiet", "--no-picture",
-                   "--json", str(tmp_path / "s.json"))
+                   "--json", str(tmp_path / "s.json"), timeout=1200)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr
     assert p.stdout.splitlines()[-1] == "every action was taken in some config"
     summary = json.loads((tmp_path / "s.json").read_text())

@@ -172,7 +172,7 @@ def test_lag_config_holds_every_invariant_with_its_figures():
     assert result.never_enabled == [
         "BrokerRefreshesRegistration", "BrokerLosesPower", "BrokerBeginsShutdown", "BrokerSendsAlterReplicaState", "ControllerHandlesRegistrationAfterSessionTimeout",
         "ControllerTimesOutHeartbeat", "ControllerFencesSilentBroker", "ControllerHandlesAlterReplicaState",
-        "AdminDeletesTopic", "AdminElectsDesignatedLeader",
+        "AdminDeletesTopic", "AdminReassignsPartition", "AdminCancelsReassignment", "AdminElectsDesignatedLeader",
         "AdminElectsUncleanLeader", "ControllerElectsUncleanLeaders", "AdminUpgradesMetadataVersion",
             "AdminAltersMinIsr", "AdminTogglesUncleanElection", "AdminElectsPreferredLeader", "AdminCordonsDir", "NetworkLosesMessage", "ControllerCommits", "ControllerFailsOver",
         "LeaderStartsEpoch", "LeaderAppendsRecord", "BrokerFlushesLog", "FollowerFetches", "LeaderSendsAlterPartition",
