@@ -15,6 +15,7 @@ from kraftcheck.model.state import ELR, ISR, LEADER, LEADER_EPOCH, PARTITION, RE
 from tests.test_kafka_findings import labels
 from tests.test_kafka_model import config
 from tests.test_power_loss import POWER_LOSS
+from tests.trace_helpers import config_search
 
 #: Both brokers registered and unfenced, the partition created on them (as in
 #: tests/test_power_loss.py), broker 0 leading; broker 0's AlterPartition takes broker 1 (which
@@ -33,8 +34,8 @@ LOWERED_THEN_LEADER_LOST = [
 
 
 def run(name, **overrides):
-    model = make_model(dict(config(name), **overrides))
-    return model, explore(model, check_deadlock=False, stop_on_violation=False)
+    # the whole state space, made once a run: other tests read it too
+    return make_model(dict(config(name), **overrides)), config_search(name, keep_going=True, **overrides)
 
 
 def replay(model, trace_labels, state=None):

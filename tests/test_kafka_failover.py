@@ -17,6 +17,7 @@ from kraftcheck.model.state import (
     BROKER_EPOCH, COMMITTED_IMAGE, FENCED, NETWORK, PARTITION, REGISTER_RESPONSE, STATUS, UNCOMMITTED, RUNNING,
 )
 from tests.test_kafka_scenarios import step
+from tests.trace_helpers import config_search
 
 SPEC = Path(importlib.resources.files("kraftcheck.spec"))
 
@@ -26,7 +27,7 @@ def settings(name: str, **overrides) -> dict:
 
 
 def search(name: str, **overrides):
-    return explore(make_model(settings(name, **overrides)), check_deadlock=False, stop_on_violation=False)
+    return config_search(name, keep_going=True, **overrides)  # made once a run: other tests read it too
 
 
 def actions_of(model, trace) -> list[str]:

@@ -45,6 +45,7 @@ from kraftcheck.model import make_model
 from kraftcheck.model.state import ASSIGN, KNOWN_EPOCH, NETWORK, RUNNING, STATUS
 from kraftcheck.model.uuids import LOST
 from kraftcheck.traces.counterexample import counterexample_document
+from tests.trace_helpers import config_search
 
 SPEC = Path(importlib.resources.files("kraftcheck.spec"))
 REPO = Path(__file__).resolve().parent.parent
@@ -57,6 +58,8 @@ def settings(config: str = "heartbeat", **overrides) -> dict:
 
 @cache
 def check(keep_going: bool = True, config: str = "heartbeat", **overrides):
+    if keep_going:  # the whole state space: the search other tests of the run read too, made once
+        return config_search(config, keep_going=True, **overrides)
     return explore(make_model(settings(config, **overrides)), check_deadlock=False, stop_on_violation=not keep_going)
 
 

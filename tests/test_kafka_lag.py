@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from kraftcheck.checker.bfs import explore
 from kraftcheck.model import make_model
 from kraftcheck.model.state import (
     BROKER_EPOCH, BROKER_IMAGE, DIR_IDS, FENCED, HEARTBEAT, HEARTBEAT_RESPONSE, LEADER, LOGS, NETWORK,
     NO_LEADER, PARTITION, QUEUED, REGISTER, REGISTER_RESPONSE, REPLACED, RUNNING, STATUS, ASSIGN, ASSIGN_RESPONSE,
 )
 from tests.test_kafka_scenarios import deliver, step
+from tests.trace_helpers import config_search
 
 SPEC = Path(importlib.resources.files("kraftcheck.spec"))
 
@@ -26,7 +26,7 @@ def settings(name: str, **changes) -> dict:
 
 
 def search(name: str, **changes):
-    return explore(make_model(settings(name, **changes)), check_deadlock=False, stop_on_violation=False)
+    return config_search(name, keep_going=True, **changes)  # made once a run: other tests read it too
 
 
 def enabled(model, state, name, *params) -> bool:

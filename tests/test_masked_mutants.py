@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from kraftcheck.checker.bfs import explore
-from kraftcheck.model import make_model
 from tests.test_cli import REPO, kraftcheck
-from tests.test_kafka_model import config
 from tests.test_mutants import rows_of
+from tests.trace_helpers import config_search
 
 CONFIGS = REPO / "spec" / "configs"
 
@@ -24,7 +22,7 @@ CONFIGS = REPO / "spec" / "configs"
     ("designatedcode", 56_449, 159_171, 39, {"LeaderOnOnlineDir": 21, "IsrOnOnlineDirs": 21, "FencedUntilAssigned": 14}),
 ])
 def test_the_code_configs_show_kafkas_violations_and_go_on(name, states, generated, depth, violations):
-    result = explore(make_model(config(name)), check_deadlock=False, stop_on_violation=False)
+    result = config_search(name, keep_going=True)  # made once a run: other tests read it too
     assert (result.distinct_states, result.generated_states, result.depth) == (states, generated, depth)
     assert {v.name: v.length for v in result.violations} == violations
 
@@ -60,7 +58,6 @@ def test_the_code_reading_never_reads_the_older_registration_switch():
     """accept_older_registration removes the KIP's reading's check of a registration's epoch; the
     code's registration has no such check (the controller gives each new incarnation the next
     epoch), so the mutant changes nothing there."""
-    plain = explore(make_model(config("designatedcode")), check_deadlock=False, stop_on_violation=False)
-    mutated = explore(make_model(dict(config("designatedcode"), mutant="accept_older_registration")),
-                      check_deadlock=False, stop_on_violation=False)
+    plain = config_search("designatedcode", keep_going=True)
+    mutated = config_search("designatedcode", keep_going=True, mutant="accept_older_registration")
     assert (mutated.distinct_states, mutated.generated_states) == (plain.distinct_states, plain.generated_states)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from kraftcheck.checker.bfs import explore
 from kraftcheck.model import make_model
 from kraftcheck.model.data import agreement
 from kraftcheck.model.picture import picture
 from tests.test_kafka_findings import labels, violation
 from tests.test_kafka_model import config
+from tests.trace_helpers import config_search
 
 #: KIP-966's motivating case, the same steps with or without ELR up to the last two: broker 0
 #: leads, broker 1 fetches the record (acknowledged), broker 0's process crashes (its log kept)
@@ -41,8 +41,8 @@ COMES_BACK = [
 
 
 def run(**overrides):
-    model = make_model(dict(config("powerloss"), **overrides))
-    return model, explore(model, check_deadlock=False, stop_on_violation=False)
+    # the whole state space, made once a run: other tests read it too
+    return make_model(dict(config("powerloss"), **overrides)), config_search("powerloss", keep_going=True, **overrides)
 
 
 def test_with_elr_every_lost_record_is_a_declared_loss():

@@ -27,22 +27,70 @@ def mutant_config(mutant: str) -> str:
     return CAUGHT[mutant][0] if mutant in CAUGHT else "ci"
 
 
+def _shared_root(tmp_path_factory) -> Path:
+    base = tmp_path_factory.getbasetemp()
+    # a worker's directory is popen-gwN inside the run's; without workers the run's is its own
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 def shared_by_workers(tmp_path_factory, key: str, compute):
     """``compute()``, once in a test run: pytest-xdist's workers share its result through a file
     in the run's temporary directory, the first to ask computing it while the others wait.  For
     searches of a minute that tests on several workers ask for (a mutant's trace, conformed to
     each Kafka release)."""
-    base = tmp_path_factory.getbasetemp()
-    # a worker's directory is popen-gwN inside the run's; without workers the run's is its own
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = _shared_root(tmp_path_factory)
     with open(root / f"shared-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         path = root / f"shared-{key}.pickle"
         if path.exists():
             return pickle.loads(path.read_bytes())
         value = compute()
-        path.write_bytes(pickle.dumps(value))
+        # written whole, then renamed: shared_result reads without the lock
+        path.with_suffix(".partial").write_bytes(pickle.dumps(value))
+        path.with_suffix(".partial").replace(path)
         return value
+
+
+#: the test run's tmp_path_factory, which tests/conftest.py hands over for the run's shared
+#: searches; None outside pytest (``python -m tests.test_kafka_findings``): each search made then
+SHARED_RUN = None
+
+
+def config_search(name: str, keep_going: bool = False, **settings):
+    """``kraftcheck.check`` on spec/configs/NAME.toml, its ``[model]`` table changed by
+    ``settings``, once in a test run (one process, the liveness phase included, as ``kraftcheck
+    check`` runs it): the :class:`Result`, traces and coverage included.  The search goes on past
+    violations when the config does (``continue``) or ``keep_going`` asks it to.  A search that
+    finds no violation is the same either way, so a search made the other way serves when it found
+    none.  The main job's configs, the exact figures and TLC's agreement read these searches, each
+    made once a run."""
+    import tomllib
+
+    import kraftcheck
+
+    path = CONFIGS / f"{name}.toml"
+    keep_going = keep_going or tomllib.loads(path.read_text())["check"].get("continue", False)
+
+    def search():
+        return kraftcheck.check(str(path), keep_going=keep_going, **settings)
+
+    if SHARED_RUN is None:
+        return search()
+    changes = ",".join(f"{key}={value}" for key, value in sorted(settings.items()))
+
+    def key(whole: bool) -> str:
+        return f"config-{name}-{'whole' if whole else 'first'}-{changes}"
+
+    other = shared_result(SHARED_RUN, key(not keep_going))
+    if other is not None and not other.violations:
+        return other
+    return shared_by_workers(SHARED_RUN, key(keep_going), search)
+
+
+def shared_result(tmp_path_factory, key: str):
+    """What :func:`shared_by_workers` computed for ``key`` in this run so far, or None."""
+    path = _shared_root(tmp_path_factory) / f"shared-{key}.pickle"
+    return pickle.loads(path.read_bytes()) if path.exists() else None
 
 
 def mutant_search(tmp_path_factory, mutant: str) -> tuple[str, list[tuple[str, int, list]], int]:
