@@ -72,7 +72,11 @@ def config_search(name: str, keep_going: bool = False, **settings):
     keep_going = keep_going or tomllib.loads(path.read_text())["check"].get("continue", False)
 
     def search():
-        return kraftcheck.check(str(path), keep_going=keep_going, **settings)
+        result = kraftcheck.check(str(path), keep_going=keep_going, **settings)
+        # the model it keeps for writing traces holds the progress properties' closures, which
+        # do not pickle: the shared search is its figures, coverage and traces
+        vars(result).pop("_model", None)
+        return result
 
     if SHARED_RUN is None:
         return search()
