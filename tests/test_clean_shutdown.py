@@ -159,6 +159,7 @@ def test_an_unclean_shutdown_taken_as_clean_elects_a_replaced_disk(tmp_path_fact
 
 
 @pytest.mark.slow
+@pytest.mark.exhaustive  # TLC over a minute: `make test-all`, not CI
 @pytest.mark.parametrize("name, overrides, figures", [
     ("heartbeat", {"MaxCleanShutdowns": "1", "MaxRestarts": "1"}, (63_379, 204_526, 35)),
     # Kafka 4.4.0's clean shutdowns: cleanshutdown.cfg (tests/test_kafka_tlc.py); restart.toml's

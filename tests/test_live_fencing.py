@@ -98,6 +98,7 @@ def test_the_setting_is_bounded():
 
 
 @pytest.mark.slow
+@pytest.mark.exhaustive  # TLC over a minute: `make test-all`, not CI
 @pytest.mark.parametrize("name, overrides, figures", [
     ("heartbeat", {"MaxSessionExpiries": "1"}, (1_833, 4_441, 23)),
     ("restart", {"MaxSessionExpiries": "1", "Semantics": '"kip"'}, (45_065, 164_459, 38)),

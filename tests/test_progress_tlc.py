@@ -27,7 +27,8 @@ import pytest
 import kraftcheck
 from kraftcheck.checker.tlc import EXIT_LIVENESS, EXIT_OK, run_tlc
 
-pytestmark = pytest.mark.slow
+#: TLC's liveness checking takes minutes on these (one case 12): `make test-all` only, not CI
+pytestmark = [pytest.mark.slow, pytest.mark.exhaustive]
 
 SPEC = Path(importlib.resources.files("kraftcheck.spec"))
 PROPERTIES = ("FailedDirLeadershipsMove", "RunningBrokerUnfenced", "AssignmentSettled", "LeaderlessPartitionElected",
