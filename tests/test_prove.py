@@ -99,7 +99,7 @@ def test_election_agrees_with_partition_change_record(case):
     mutant = case[7]
     model = kafka(n, mutant)
     isr = tuple(r for r in range(n) if isr_flags[r])
-    part = (leader, isr, tuple(dirs), 0, 0, (), (), False, model.replicas[0])
+    part = (leader, isr, tuple(dirs), 0, 0, (), (), False, model.replicas[0], (), ())  # no reassignment under way
     s = with_registrations(model, regs, part)
     keep = mutant == "keep_offline_replica_in_isr" and remove is not None
     record = model.partition_change_record(s, 0, remove=-1 if remove is None else remove,
