@@ -134,7 +134,7 @@ class BrokerActions:
         return self._broker_down(n, b)
 
     def BrokerCrashes(self, s, b):
-        if s[STATUS][b] == OFF:
+        if not self.settings.crashes or s[STATUS][b] == OFF:
             return None
         return self._broker_down(s, b)
 

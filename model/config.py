@@ -46,6 +46,10 @@ class Settings:
     replication_factor: int = 2
     #: broker restarts in the whole run, beyond each broker's first start
     restarts: int = 1
+    #: a running broker's process may crash (BrokerCrashes); false: brokers stop only by the other
+    #: ways the settings allow (a power loss, a controlled shutdown, a directory failure's timeout),
+    #: which keeps a data plane of three brokers small enough to search whole
+    crashes: bool = True
     #: directory failures in the whole run
     dir_failures: int = 1
     #: messages in flight at once (requests and responses)

@@ -343,10 +343,11 @@ class DataPlaneActions:
     def joins_isr(self, s, b, p, part, state, r) -> bool:
         """Leader b, knowing ``state`` of its followers, takes follower r into the ISR
         (Partition.isFollowerInSync and isReplicaIsrEligible): r holds the high watermark and all
-        since the leader's epoch began (KAFKA-7128), and b's metadata has it registered and
-        unfenced, not shutting down (KIP-841)."""
+        since the leader's epoch began (KAFKA-7128; under the mutant isr_join_below_epoch_start
+        only the high watermark), and b's metadata has it registered and unfenced, not shutting
+        down (KIP-841)."""
         end = state[2][r]
-        if end < s[HIGH_WATERMARK][b][p] or end < state[1]:
+        if end < s[HIGH_WATERMARK][b][p] or (end < state[1] and self.mutant != "isr_join_below_epoch_start"):
             return False
         return self.active(self.broker_view(s, b), r)
 

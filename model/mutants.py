@@ -93,6 +93,9 @@ MUTANTS = {
     "offset for its last fetched epoch and its own log end offset, the epochs not compared, and fetches from there "
     "(KAFKA-6361: KIP-101 before KIP-279): a follower holding a record of an epoch its leader never had, at an offset "
     "the leader holds, keeps it",
+    "isr_join_below_epoch_start": "a leader takes a follower into the ISR once its log end offset reaches the "
+    "leader's high watermark, though not the offset the leader's epoch began at (KAFKA-7128 missing): a new leader's "
+    "high watermark lags the records its predecessor committed, and a follower without them joins the ISR",
     "new_epoch_not_cached": "a new leader does not assign its epoch in its leader-epoch cache before it has a record "
     "of it (KAFKA-7415 missing): a follower whose last record is of a later epoch than any record the leader holds, "
     "and whose log is no shorter, is answered OFFSET_OUT_OF_RANGE and never truncates (liveness only: "
@@ -146,6 +149,7 @@ CAUGHT_AT = {
     "high_watermark_before_truncation": "fetch",
     "diverging_epoch_ignored": "fetch",
     "single_truncation": "fetchprogress",
+    "isr_join_below_epoch_start": "fetchelection",
     "log_dirs_ignore_cordons": "cordons",
     "assignment_not_retried": "lossyprogress",
     "unclean_election_not_retried": "uncleanprogress",

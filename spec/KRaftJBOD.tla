@@ -21,6 +21,7 @@ CONSTANTS
     NumPartitions,            \* partitions 0 .. NumPartitions - 1
     ReplicationFactor,        \* partition p is on brokers p, p+1, ... (mod NumBrokers)
     MaxRestarts,              \* restarts in the whole run, beyond each broker's first start
+    CrashesAllowed,           \* a running broker's process may crash (BrokerCrashes)
     MaxDirFailures,           \* directory failures in the whole run
     MaxMessages,              \* messages in flight at once
     MaxLosses,                \* messages the network may lose in the whole run
@@ -888,6 +889,7 @@ BrokerReceivesRegistrationResponse(m) ==
     /\ UNCHANGED <<controllerVars, counters, tool, session, heartbeatVars, cleanShutdowns>>
 
 BrokerCrashes(b) ==
+    /\ CrashesAllowed
     /\ brokerStatus[b] # "OFF"
     /\ BrokerDown(b)
     /\ UNCHANGED <<incarnation, brokerImage, dirIds, dirState, logs, future, controllerVars, network, counters, dataKept, tool, session,
@@ -2011,10 +2013,11 @@ ExposesHighWatermark(b, p, hw) ==
 
 \* Leader b, knowing st of its followers, takes follower r into the ISR (Partition.isFollowerInSync
 \* and isReplicaIsrEligible): r holds the high watermark and all since the leader's epoch began
-\* (KAFKA-7128), and b's metadata has it registered and unfenced, not shutting down (KIP-841).
+\* (KAFKA-7128; under the mutant isr_join_below_epoch_start only the high watermark), and b's
+\* metadata has it registered and unfenced, not shutting down (KIP-841).
 JoinsIsr(b, p, st, r) ==
     /\ st.ends[r] >= highWatermark[b][p]
-    /\ st.ends[r] >= st.start
+    /\ st.ends[r] >= st.start \/ Mutant = "isr_join_below_epoch_start"
     /\ BrokerView(b).brokerEpoch[r] > 0
     /\ ~BrokerView(b).fenced[r]
     /\ ~InControlledShutdown(r)

@@ -178,6 +178,9 @@ NOT_AT_MUTANT_STEP = {
                                "conforms",
     "single_truncation": "a broker-side bug (KAFKA-6361): its step is a follower's fetch; the preferred election "
                          "before it is Kafka's controller's own: the trace conforms",
+    "isr_join_below_epoch_start": "a broker-side bug (KAFKA-7128 missing): its step is the leader's choice of the ISR "
+                                  "it proposes; Kafka's controller takes the AlterPartition as the model does: the "
+                                  "trace conforms",
     "power_loss_reported_clean": "a broker-side bug (KAFKA-15582): given the previousBrokerEpoch the broker sends, "
                                  "Kafka's controller takes its registration as a clean shutdown and keeps it eligible, "
                                  "as the model does: the trace conforms",

@@ -170,6 +170,7 @@ COUNTS = {
     "isrshrink": (7268, 34),
     "dynamicconfig": (12034, 35),
     "fetch": (227175, 48),
+    "fetchelection": (135994, 46),
 }
 
 
@@ -195,8 +196,8 @@ def test_every_config_has_a_recorded_count():
 
 
 #: searches of over 20 s here, left to CI (`make test`'s 15 minutes; bench/README.md)
-SLOW_SEARCHES = {"fetch", "power_loss_reported_clean", "clean_shutdown_undetected", "unclean_shutdown_kept_in_elr",
-                 "single_truncation"}
+SLOW_SEARCHES = {"fetch", "fetchelection", "power_loss_reported_clean", "clean_shutdown_undetected",
+                 "unclean_shutdown_kept_in_elr", "single_truncation", "isr_join_below_epoch_start"}
 
 
 def slow_if_long(names):
@@ -255,6 +256,7 @@ CAUGHT = {
     "high_watermark_before_truncation": ("fetch", "FetchExposesOnlyLeaderRecords", 26),
     "diverging_epoch_ignored": ("fetch", "FetchExposesOnlyLeaderRecords", 26),
     "single_truncation": ("fetchprogress", "FetchExposesOnlyLeaderRecords", 31),
+    "isr_join_below_epoch_start": ("fetchelection", "IsrHoldsCommittedRecords", 38),
 }
 
 

@@ -101,6 +101,7 @@ CONSTANTS = {
     "NumPartitions": "partitions",
     "ReplicationFactor": "replication_factor",
     "MaxRestarts": "restarts",
+    "CrashesAllowed": "crashes",
     "MaxDirFailures": "dir_failures",
     "MaxMessages": "max_messages",
     "MaxLosses": "max_losses",

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 CONFIGS = sorted(path.stem for path in (REPO / "spec" / "configs").glob("*.toml"))
 #: Each shipped config is searched three times (1, 2 and 3 workers) up to this many states: the
 #: small ones to their end, the large ones to a bound that falls inside a level.
-STATES_PER_CONFIG = 12_000
+STATES_PER_CONFIG = 6_000
 
 
 def figures(result) -> tuple:

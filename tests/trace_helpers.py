@@ -155,7 +155,12 @@ class _KafkaTraces(dict):
     """mutant -> its traces, each mutant's written the first time it is asked for."""
 
     def __missing__(self, mutant: str) -> list[Path]:
-        self[mutant] = _write_kafka_traces(mutant)
+        if SHARED_RUN is None:
+            self[mutant] = _write_kafka_traces(_trace_root() / mutant, mutant)
+        else:  # written once a run, in the run's directory, whichever worker asks first
+            root = _shared_root(SHARED_RUN) / "traces" / mutant
+            self[mutant] = shared_by_workers(SHARED_RUN, f"traces-{mutant}",
+                                             lambda: _write_kafka_traces(root, mutant))
         return self[mutant]
 
 
@@ -166,8 +171,8 @@ def _trace_root() -> Path:
     return root
 
 
-def _write_kafka_traces(mutant: str) -> list[Path]:
-    """The traces the checker writes for ``mutant`` at its config."""
+def _write_kafka_traces(root: Path, mutant: str) -> list[Path]:
+    """The traces the checker writes for ``mutant`` at its config, in ``root``."""
     from kraftcheck.checker.bfs import explore
     from kraftcheck.checker.check import check_temporal
     from kraftcheck.checker.temporal import declared_properties
@@ -184,7 +189,7 @@ def _write_kafka_traces(mutant: str) -> list[Path]:
     if properties:  # a liveness mutant's lasso
         check_temporal(model, result, properties, after_violations=keep_going)
     meta = {"model": config.model, "config": config.to_json()}
-    return [write_counterexample(_trace_root() / mutant / f"{config.label}_{cx.name}.itf.json", model, cx, meta)
+    return [write_counterexample(root / f"{config.label}_{cx.name}.itf.json", model, cx, meta)
             for cx in result.counterexamples]
 
 
