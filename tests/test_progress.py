@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kraftcheck.checker.temporal import always_eventually, for_each, lasso_violates, leads_to
+from tests.trace_helpers import config_search
 
 REPO = Path(__file__).resolve().parent.parent
 PROPERTIES = ["FailedDirLeadershipsMove", "RunningBrokerUnfenced", "AssignmentSettled", "LeaderlessPartitionElected",
@@ -98,10 +99,10 @@ def test_the_codes_reading_leaves_a_partition_leaderless_with_an_acceptable_isr_
     ("uncleanprogress", 57_389, 176_625),  # past findings 3 and 5 (continue = true)
     ("failoverprogress", 52_444, 226_554),  # Kafka 4.4.0's failover: a dead broker is fenced by the next controller
 ])
-def test_the_progress_configs_hold_every_progress_property(config, states, edges, tmp_path):
-    done, entry = check(config, tmp_path)
-    assert entry["liveness"]["properties"] == {name: "holds" for name in PROPERTIES}
-    assert (entry["liveness"]["graph_states"], entry["liveness"]["graph_edges"]) == (states, edges)
+def test_the_progress_configs_hold_every_progress_property(config, states, edges):
+    result = config_search(config)  # the main job's search
+    assert result.liveness["properties"] == {name: "holds" for name in PROPERTIES}
+    assert (result.liveness["graph_states"], result.liveness["graph_edges"]) == (states, edges)
 
 
 @pytest.mark.parametrize("mutant, config, violated, lasso", [
@@ -131,20 +132,20 @@ def test_each_liveness_mutant_is_caught_with_a_lasso_that_replays(mutant, config
     does not fail without it), and each lasso replays: its loop closes, keeps the fairness and
     breaks the property."""
     done, entry = check(config, tmp_path, "--set", f"mutant={mutant}")
-    (tmp_path / "plain").mkdir()
-    _, plain = check(config, tmp_path / "plain")
+    # the correct model's search, the main job's (each of these configs has the progress properties)
+    plain = config_search(config)
     # 13: temporal and step properties alone (reassignment's finding 1 is the step property
     # FencedUntilAssigned); 12: the invariant findings of uncleanprogress and deletion, with or without it
     assert done.returncode == (12 if config in ("uncleanprogress", "deletion") else 13)
     temporal = {v["invariant"]: (v["length"], v["loop"]) for v in entry["violations"] if v["kind"] == "temporal"}
     assert temporal == violated
     safety = {(v["kind"], v["invariant"]) for v in entry["violations"] if v["kind"] != "temporal"}
-    assert safety == {(v["kind"], v["invariant"]) for v in plain["violations"]}
+    assert safety == {(v.kind, v.name) for v in plain.violations}
     # without the mutant every progress property holds (fetch = "batch" adds its own)
     properties = PROPERTIES + (["DivergedFollowerTruncates"] if config == "fetchprogress" else [])
-    assert plain["liveness"]["properties"] == {name: "holds" for name in properties}
+    assert plain.liveness["properties"] == {name: "holds" for name in properties}
     if config == "fetchprogress":  # the other configs' graphs: test_the_progress_configs_hold_every_progress_property
-        assert (plain["liveness"]["graph_states"], plain["liveness"]["graph_edges"]) == (435_834, 1_286_506)
+        assert (plain.liveness["graph_states"], plain.liveness["graph_edges"]) == (435_834, 1_286_506)
     for name, (length, loop) in violated.items():
         trace = tmp_path / f"{config},mutant={mutant}_{name}.itf.json"
         replayed = subprocess.run([sys.executable, "-m", "kraftcheck.checker.cli", "trace", "replay", str(trace)],
