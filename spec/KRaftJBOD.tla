@@ -458,6 +458,47 @@ BuildFor(part, p, t, remove, add, unclean, newDirs, acceptDirs, election, elrOn,
     BuildWith(part, p, t, TargetElr(part, t.isr, unclean, elrOn),
               {r \in ReplicasOf(part) : AcceptableAs(r, remove, add, unclean, acceptDirs, ep, fen, od)},
               newDirs, election, elrOn, recovered)
+\* LeaderAcceptor's checks of a broker before its directory: not the broker leaving, and active
+\* (isActive; the broker being added need only be registered).
+BrokerAcceptableAs(r, remove, add, unclean, ep, fen) ==
+    /\ r # remove /\ r # unclean
+    /\ IF r = add THEN ep[r] > 0 ELSE ep[r] > 0 /\ ~fen[r] /\ ~InControlledShutdown(r)
+\* The election judges the directory of a broker the registration does not hold (an eligible leader
+\* replica a reassignment removed, then added back): PartitionRegistration.directory throws
+\* IllegalArgumentException, and the request fails with nothing written.  The builder asks in
+\* tryElection's order, and stops at the first leader it can take: the first target replica if
+\* the election is PREFERRED, the current leader, the target replicas in order (isValidNewLeader:
+\* in the ISR, or the ELR with the ISR empty), the last known leader, and for an UNCLEAN election
+\* any target replica.  brokerOk: the brokers passing BrokerAcceptableAs; acceptable: the
+\* registration's replicas passing AcceptableAs.
+JudgesNonReplica(part, t, elr0, brokerOk, acceptable, election, elrOn) ==
+    LET regs == ReplicasOf(part)
+        reps == t.replicas
+        cand == IF t.isr = {} THEN elr0 ELSE t.isr
+        throws(r) == r \in brokerOk /\ r \notin regs
+        \* the first of reps in S the acceptor judges is not the registration's, and none of S
+        \* before it is taken
+        throwsIn(S, taken) == \E k \in DOMAIN reps : /\ reps[k] \in S /\ throws(reps[k])
+                                                   /\ \A j \in 1 .. k - 1 : reps[j] \notin taken
+        valid == cand \cap acceptable
+        knownAsked == elrOn /\ elr0 = {} /\ t.isr = {} /\ Cardinality(part.lastKnownElr) = 1
+        knownTaken == part.lastKnownElr \subseteq acceptable \/ Mutant = "elect_unacceptable_last_leader"
+                      \/ LastKnownLeaderUnchecked
+    IN IF election = "preferred" /\ reps[1] \in cand /\ throws(reps[1]) THEN TRUE
+       ELSE IF election = "preferred" /\ reps[1] \in valid THEN FALSE
+       ELSE IF part.leader \in cand /\ throws(part.leader) THEN TRUE
+       ELSE IF part.leader \in valid THEN FALSE
+       ELSE IF throwsIn(cand, valid) THEN TRUE
+       ELSE IF Range(reps) \cap valid # {} THEN FALSE
+       ELSE IF knownAsked /\ throws(The(part.lastKnownElr)) THEN TRUE
+       ELSE IF knownAsked /\ knownTaken THEN FALSE
+       ELSE election = "unclean" /\ throwsIn(Range(reps), acceptable)
+\* JudgesNonReplica for BuildFor's arguments.
+BuildThrowsFor(part, t, remove, add, unclean, acceptDirs, election, elrOn, ep, fen, od) ==
+    JudgesNonReplica(part, t, TargetElr(part, t.isr, unclean, elrOn),
+                     {r \in Brokers : BrokerAcceptableAs(r, remove, add, unclean, ep, fen)},
+                     {r \in ReplicasOf(part) : AcceptableAs(r, remove, add, unclean, acceptDirs, ep, fen, od)},
+                     election, elrOn)
 \* What the builder is to make of the partition: the target ISR, the target replicas (a sequence),
 \* and the replicas a reassignment removes and adds (sets: the record lists them sorted).
 Targets(isr, reps, removing, adding) == [isr |-> isr, replicas |-> reps, removing |-> removing, adding |-> adding]
@@ -1633,13 +1674,18 @@ SortedSeq(S) == [k \in 1 .. Cardinality(S) |-> CHOOSE x \in S : Cardinality({y \
 \* current ones, and the replicas the target, then the removed ones; the builder is told no empty
 \* removing or adding (setTargetRemoving, setTargetAdding: it keeps the registration's then); an
 \* ONLINE election, replicas judged on the partition's directories.
-ReassignRecord(part, p, target, ep, fen, od) ==
+ReassignTargets(part, target) ==
     LET removing == ReplicasOf(part) \ Range(target)
         adding == Range(target) \ ReplicasOf(part)
-    IN BuildReassigning(part, p, Targets(part.isr, target \o SortedSeq(removing),
-                                         IF removing = {} THEN part.removing ELSE removing,
-                                         IF adding = {} THEN part.adding ELSE adding),
-                        NONE, NONE, NONE, part.dirs, part.dirs, "online", ElrEnabled, FALSE, ep, fen, od)
+    IN Targets(part.isr, target \o SortedSeq(removing), IF removing = {} THEN part.removing ELSE removing,
+               IF adding = {} THEN part.adding ELSE adding)
+ReassignRecord(part, p, target, ep, fen, od) ==
+    BuildReassigning(part, p, ReassignTargets(part, target), NONE, NONE, NONE, part.dirs, part.dirs, "online",
+                     ElrEnabled, FALSE, ep, fen, od)
+\* Its election judges a broker the registration does not hold (JudgesNonReplica).
+ReassignThrows(part, target, ep, fen, od) ==
+    BuildThrowsFor(part, Completed(ReassignTargets(part, target)), NONE, NONE, NONE, part.dirs, "online", ElrEnabled,
+                   ep, fen, od)
 
 \* AlterPartitionReassignments with target replicas `target` for p
 \* (ReplicationControlManager.changePartitionReassignment, on the controller's own state): every
@@ -1653,6 +1699,7 @@ AdminReassignsPartition(p, target) ==
     IN /\ reassignmentsMade < MaxReassignments
        /\ partition[p] # NoPartition
        /\ \A r \in Range(target) : Registered(r)
+       /\ ~ReassignThrows(partition[p], target, brokerEpoch, fenced, onlineDirs)  \* UNKNOWN_SERVER_ERROR
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ reassignmentsMade' = reassignmentsMade + 1
@@ -1672,6 +1719,12 @@ CancelRecordFrom(part, p, original, ep, fen, od) ==
                      part.dirs, part.dirs, TopicElection, ElrEnabled, FALSE, ep, fen, od)
 CancelRecord(part, p, ep, fen, od) ==
     CancelRecordFrom(part, p, SelectSeq(part.replicas, LAMBDA r : r \notin part.adding), ep, fen, od)
+\* Its election judges a broker the registration does not hold (JudgesNonReplica): its last known
+\* leader, which a reassignment removed.
+CancelThrows(part, ep, fen, od) ==
+    LET original == SelectSeq(part.replicas, LAMBDA r : r \notin part.adding)
+    IN BuildThrowsFor(part, Completed(Targets(RevertedIsr(part, original), original, {}, {})), NONE, NONE, NONE,
+                      part.dirs, TopicElection, ElrEnabled, ep, fen, od)
 
 \* AlterPartitionReassignments with null replicas for p: the reassignment under way is reverted
 \* (cancelPartitionReassignment, CancelRecord).  No reassignment under way:
@@ -1684,6 +1737,7 @@ AdminCancelsReassignment(p) ==
        /\ partition[p] # NoPartition
        /\ ~(partition[p].removing = {} /\ partition[p].adding = {})
        /\ IF partition[p].isr \ partition[p].adding = {} THEN ControllerUnclean ELSE TRUE
+       /\ ~CancelThrows(partition[p], brokerEpoch, fenced, onlineDirs)  \* UNKNOWN_SERVER_ERROR
        /\ ~NoChange(rec)
        /\ partition' = [partition EXCEPT ![p] = Merge(partition[p], rec)]
        /\ reassignmentsMade' = reassignmentsMade + 1

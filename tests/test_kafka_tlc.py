@@ -209,6 +209,19 @@ def test_tlc_replays_topic_config_records_as_kraftcheck_does():
     same_states("failover", version="4.4.0", found_by_action=False, settings=DYNAMIC_FAILOVER)
 
 
+#: ELR and reassignments together, which no shipped config has: reassignment.toml with one
+#: directory a broker, one message in flight, ELR and min.insync.replicas 2.  A reassignment there
+#: can add back an eligible leader replica an earlier one removed, and its election then judges a
+#: broker the registration does not hold: Kafka's controller fails the request, nothing written
+#: (PartitionRegistration.directory throws; the model's NotAReplica, TLA+'s JudgesNonReplica;
+#: tests/test_reassignment.py shows the model's search takes that path).
+ELR_REASSIGNMENTS = {"dirs_per_broker": 1, "max_messages": 1, "elr": True, "min_isr": 2}
+
+
+def test_tlc_fails_a_reassignment_whose_election_judges_a_replica_removed_as_kraftcheck_does():
+    same_states("reassignment", settings=ELR_REASSIGNMENTS)
+
+
 #: Findings whose first violations tie: several shortest traces break different properties, and
 #: TLC's search meets another of them first than kraftcheck's (config -> that length).
 TIED = {"disklost": 16, "elr40": 17}

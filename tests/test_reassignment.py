@@ -240,3 +240,28 @@ def test_kafka_19975_a_reassignment_completes_once_its_added_replicas_are_in_syn
         part = step(model, s, "AdminReassignsPartition", 0, (0,))[PARTITION][0]
         outcomes[version] = (part[REPLICAS], part[REMOVING], part[ADDING])
     assert outcomes == {"1eb7644": ((0,), (), ()), "4.2.2": ((0,), (), ()), "4.3.0": ((0, 1), (1,), (1,))}
+
+
+def test_with_elr_a_reassignment_whose_election_judges_a_replica_it_added_back_fails(monkeypatch):
+    """ELR and reassignments together (tests/test_kafka_tlc.py's ELR_REASSIGNMENTS): an eligible
+    leader replica a reassignment removed stays eligible, and once a reassignment adds it back its
+    election asks PartitionRegistration.directory for a broker the registration does not hold,
+    which throws: Kafka's controller fails the request, nothing written (the model's NotAReplica).
+    The search takes that path for both brokers (324 times, a state's successors each computed
+    once), and TLC's JudgesNonReplica agrees on every state."""
+    from kraftcheck.checker.bfs import explore
+    from kraftcheck.model import records
+    from tests.test_kafka_tlc import ELR_REASSIGNMENTS, toml
+
+    judged = []
+    raising = records.NotAReplica.__init__
+
+    def counted(self, p, b):
+        judged.append((p, b))
+        raising(self, p, b)
+
+    monkeypatch.setattr(records.NotAReplica, "__init__", counted)
+    model = make_model(dict(toml("reassignment")["model"], **ELR_REASSIGNMENTS))
+    result = explore(model, check_deadlock=False, stop_on_violation=False)
+    assert (result.distinct_states, result.generated_states, result.verdict) == (10_129, 36_193, "ok")
+    assert (len(judged), set(judged)) == (324, {(0, 0), (0, 1)})
