@@ -97,5 +97,5 @@ def test_the_shipped_suite_is_named_from_any_directory(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     entries = load_suite("suite")
-    assert len(entries) == 45 and entries[0].path.endswith(os.path.join("spec", "configs", "default.toml"))
+    assert len(entries) == 46 and entries[0].path.endswith(os.path.join("spec", "configs", "default.toml"))
     assert load_suite("suite.toml") == entries
