@@ -144,11 +144,13 @@ SLOW_TRACE_MUTANTS = frozenset({"power_loss_reported_clean", "clean_shutdown_und
                                 "new_epoch_not_cached"})
 
 
-def mutant_params(mutants) -> list:
-    """``mutants`` as pytest parameters, the slow ones marked slow."""
+def mutant_params(mutants, exhaustive: bool = False) -> list:
+    """``mutants`` as pytest parameters, the slow ones marked slow (and ``exhaustive``: left to
+    `make test-all`, for a test whose every mutant makes a search of its own)."""
     import pytest
 
-    return [pytest.param(m, marks=pytest.mark.slow) if m in SLOW_TRACE_MUTANTS else m for m in sorted(mutants)]
+    marks = [pytest.mark.slow, pytest.mark.exhaustive] if exhaustive else [pytest.mark.slow]
+    return [pytest.param(m, marks=marks) if m in SLOW_TRACE_MUTANTS else m for m in sorted(mutants)]
 
 
 class _KafkaTraces(dict):
