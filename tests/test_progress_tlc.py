@@ -35,8 +35,7 @@ PROPERTIES = ("FailedDirLeadershipsMove", "RunningBrokerUnfenced", "AssignmentSe
               "ReportedFailureSettled", "DeadBrokerFenced")
 #: the model settings a case changes, and the TLA+ constants that mirror them
 CONSTANTS = {"brokers": "NumBrokers", "replication_factor": "ReplicationFactor", "restarts": "MaxRestarts",
-             "dir_failures": "MaxDirFailures", "semantics": "Semantics", "mutant": "Mutant",
-             "reassignments": "MaxReassignments", "max_messages": "MaxMessages"}
+             "dir_failures": "MaxDirFailures", "semantics": "Semantics", "mutant": "Mutant"}
 
 
 def tlc_config(name: str, settings: dict, properties) -> str:
@@ -80,13 +79,6 @@ def tlc_config(name: str, settings: dict, properties) -> str:
     # ... unless the broker sends it, for ever (KAFKA-17190, a liveness mutant)
     ("deletion", {"brokers": 1, "replication_factor": 1, "mutant": "assignment_retried_for_deleted_topic"},
      {"AssignmentSettled"}, 1_280),
-    # reassignment, one request and one message in flight (a reassignment needs two brokers, and
-    # KAFKA-16886's a replication factor of 2: the one that completes at once): an assignment
-    # queued for a replica reassigned away is dropped unsent
-    ("reassignment", {"reassignments": 1, "max_messages": 1}, set(), 8_729),
-    # ... unless the broker sends it, for ever (KAFKA-16886, a liveness mutant)
-    ("reassignment", {"reassignments": 1, "max_messages": 1, "mutant": "assignment_retried_for_reassigned_replica"},
-     {"AssignmentSettled"}, 8_549),
 ])
 def test_tlc_gives_each_progress_property_kraftchecks_verdict(name, settings, violated, states):
     ours = kraftcheck.check(str(SPEC / "configs" / f"{name}.toml"), keep_going=True, progress=True, **settings)
