@@ -52,8 +52,8 @@ def test_ci_config_same_figures(levels):
 
 
 #: The mutants whose search to the violation visits over 100,000 states.  Measured once with the
-#: local engine, not held by a test but the last two (tests/test_fetch.py): 442,223, 320,202, 246,373,
-#: 238,226, 150,483, 141,690 and 115,107 states in this order; the largest left in are the fetch
+#: local engine, not held by a test but single_truncation's (tests/test_fetch.py): 442,223, 320,202,
+#: 246,373, 238,226, 150,483, 141,690 and 115,107 states in this order; the largest left in are the fetch
 #: mutants' 45,017 (tests/test_fetch.py holds those).
 LARGE = {"power_loss_reported_clean", "clean_shutdown_undetected", "cordons_only_of_online_dirs",
          "unclean_shutdown_kept_in_elr", "log_dirs_ignore_cordons", "single_truncation", "isr_join_below_epoch_start"}
